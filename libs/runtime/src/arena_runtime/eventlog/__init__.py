@@ -1,0 +1,29 @@
+"""Event log: one interface, a Kafka and an embedded implementation."""
+
+from arena_runtime.eventlog.base import (
+    UNLIMITED_RETENTION,
+    Consumer,
+    EventLog,
+    EventLogError,
+    Headers,
+    OutgoingRecord,
+    Position,
+    Record,
+    TopicPartition,
+    TopicSpec,
+    UnknownTopicError,
+)
+
+__all__ = [
+    "UNLIMITED_RETENTION",
+    "Consumer",
+    "EventLog",
+    "EventLogError",
+    "Headers",
+    "OutgoingRecord",
+    "Position",
+    "Record",
+    "TopicPartition",
+    "TopicSpec",
+    "UnknownTopicError",
+]

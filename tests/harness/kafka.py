@@ -1,0 +1,1 @@
+"""Harness fixture for kafka (see tests/conftest.py)."""

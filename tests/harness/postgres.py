@@ -1,0 +1,1 @@
+"""Harness fixture for postgres (see tests/conftest.py)."""

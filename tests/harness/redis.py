@@ -1,0 +1,1 @@
+"""Harness fixture for redis (see tests/conftest.py)."""
