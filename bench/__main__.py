@@ -1,0 +1,30 @@
+"""`python -m bench [NAME...] [--quick]`: run every benchmark, or only those named."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import time
+
+# Each module exposes run(quick: bool = False) -> None and prints its own figures.
+BENCHES: list[str] = []
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
+    parser.add_argument("--quick", action="store_true", help="smaller workloads, for smoke tests")
+    args = parser.parse_args()
+    selected = args.names or BENCHES
+    unknown = sorted(set(selected) - set(BENCHES))
+    if unknown:
+        parser.error(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(BENCHES)}")
+    for name in selected:
+        print(f"== {name} ==", flush=True)
+        started = time.perf_counter()
+        importlib.import_module(f"bench.{name}").run(quick=args.quick)
+        print(f"== {name}: {time.perf_counter() - started:.1f} s ==\n", flush=True)
+
+
+if __name__ == "__main__":
+    main()
