@@ -2,18 +2,41 @@
 
 With no Kafka, database or Redis address given, everything runs embedded under ``data_dir``:
 the SQLite event log, SQLite projections and in-process limits.
+
+Processes call :func:`load_settings` once at start-up: a bad value, or an ``ARENA_`` variable
+that names no setting (usually a typo), stops the process with a :class:`ConfigError` naming the
+variable, instead of surfacing later as a confusing connection error.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+ENV_PREFIX = "ARENA_"
+#: Variables of the test harness (tests/harness), not settings of the processes.
+TEST_ENV_PREFIX = "ARENA_TEST_"
+
+_DATABASE_SCHEMES = ("postgresql+asyncpg://", "sqlite+aiosqlite://")
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+class ConfigError(ValueError):
+    """A setting is invalid; ``variable`` names the ARENA_ environment variable at fault."""
+
+    def __init__(self, variable: str, problem: str) -> None:
+        super().__init__(f"{variable}: {problem}")
+        self.variable = variable
+        self.problem = problem
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ARENA_", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
 
     data_dir: Path = Field(Path("./var"), description="State of the embedded mode.")
     kafka_bootstrap: str | None = Field(None, description="host:port[,host:port]; unset: embedded")
@@ -28,9 +51,97 @@ class Settings(BaseSettings):
     otel_exporter_endpoint: str | None = Field(None, description="OTLP/HTTP endpoint; unset: off")
     service_name: str = Field("arena", description="Service name in telemetry.")
 
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_case(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _lower_case(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator("kafka_bootstrap")
+    @classmethod
+    def _check_bootstrap(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        for address in value.split(","):
+            host, sep, port = address.strip().rpartition(":")
+            if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+                raise ValueError("expected host:port[,host:port]")
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _check_database_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(_DATABASE_SCHEMES):
+            raise ValueError(f"expected a URL starting with one of {', '.join(_DATABASE_SCHEMES)}")
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _check_redis_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(_REDIS_SCHEMES):
+            raise ValueError(f"expected a URL starting with one of {', '.join(_REDIS_SCHEMES)}")
+        return value
+
+    @field_validator("otel_exporter_endpoint")
+    @classmethod
+    def _check_endpoint(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("expected an http:// or https:// URL")
+        return value
+
     @property
     def embedded(self) -> bool:
         return self.kafka_bootstrap is None
 
     def sqlite_path(self, name: str) -> Path:
         return self.data_dir / name
+
+
+class _FromValues(Settings):
+    """Settings built from given values only, so load_settings reads exactly one mapping."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+
+def variable_name(field: str) -> str:
+    """The environment variable of a setting: ``http_port`` -> ``ARENA_HTTP_PORT``."""
+    return ENV_PREFIX + field.upper()
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Settings from ``environ`` (default: the process environment), or a ConfigError.
+
+    An empty variable counts as unset, so ``ARENA_KAFKA_BOOTSTRAP=`` selects the embedded log.
+    """
+    env = os.environ if environ is None else environ
+    values: dict[str, str] = {}
+    for key, raw in env.items():
+        if not key.startswith(ENV_PREFIX) or key.startswith(TEST_ENV_PREFIX):
+            continue
+        field = key[len(ENV_PREFIX) :].lower()
+        if field not in Settings.model_fields:
+            known = ", ".join(variable_name(name) for name in Settings.model_fields)
+            raise ConfigError(key, f"no such setting (known: {known})")
+        if raw.strip():
+            values[field] = raw.strip()
+    try:
+        loaded = _FromValues(**values)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else "?"
+        message = str(error["msg"]).removeprefix("Value error, ")
+        raise ConfigError(variable_name(field), f"{message} (got {values.get(field)!r})") from None
+    return Settings.model_construct(_fields_set=loaded.model_fields_set, **loaded.model_dump())

@@ -1,0 +1,76 @@
+"""ARENA_* configuration: defaults, parsing, and start-up failures that name the variable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from arena_runtime.config import ConfigError, Settings, load_settings
+
+
+def test_defaults_are_the_embedded_mode() -> None:
+    settings = load_settings({})
+    assert settings.embedded
+    assert settings.data_dir == Path("var")
+    assert (settings.http_host, settings.http_port) == ("127.0.0.1", 8000)
+    assert settings.database_url is None and settings.redis_url is None
+
+
+def test_values_are_parsed_and_other_variables_ignored() -> None:
+    settings = load_settings(
+        {
+            "ARENA_KAFKA_BOOTSTRAP": "kafka-0:9092,kafka-1:9092",
+            "ARENA_HTTP_PORT": "9100",
+            "ARENA_PARTITIONS": "16",
+            "ARENA_LOG_LEVEL": "debug",
+            "ARENA_LOG_FORMAT": "Console",
+            "ARENA_DATA_DIR": "/srv/arena",
+            "ARENA_TEST_KAFKA_BOOTSTRAP": "harness-only:1",
+            "HOME": "/root",
+        }
+    )
+    assert not settings.embedded
+    assert settings.kafka_bootstrap == "kafka-0:9092,kafka-1:9092"
+    assert (settings.http_port, settings.partitions) == (9100, 16)
+    assert (settings.log_level, settings.log_format) == ("DEBUG", "console")
+    assert settings.data_dir == Path("/srv/arena")
+    assert isinstance(settings, Settings)
+
+
+def test_empty_variable_counts_as_unset() -> None:
+    assert load_settings({"ARENA_KAFKA_BOOTSTRAP": "", "ARENA_HTTP_PORT": " "}).embedded
+
+
+def test_reads_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARENA_SERVICE_NAME", "rating")
+    assert load_settings().service_name == "rating"
+
+
+def test_settings_are_immutable() -> None:
+    settings = load_settings({})
+    with pytest.raises(ValueError, match="frozen"):
+        settings.http_port = 1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "problem"),
+    [
+        ("ARENA_HTTP_PORT", "eighty", "valid integer"),
+        ("ARENA_HTTP_PORT", "70000", "less than or equal to 65535"),
+        ("ARENA_PARTITIONS", "0", "greater than or equal to 1"),
+        ("ARENA_LOG_LEVEL", "LOUD", "pattern"),
+        ("ARENA_LOG_FORMAT", "xml", "pattern"),
+        ("ARENA_KAFKA_BOOTSTRAP", "localhost", "host:port"),
+        ("ARENA_KAFKA_BOOTSTRAP", "a:9092,b:port", "host:port"),
+        ("ARENA_DATABASE_URL", "mysql://db/arena", "postgresql+asyncpg://"),
+        ("ARENA_REDIS_URL", "localhost:6379", "redis://"),
+        ("ARENA_OTEL_EXPORTER_ENDPOINT", "collector:4318", "http://"),
+        ("ARENA_HTTP_PROT", "8000", "no such setting"),
+    ],
+)
+def test_bad_configuration_names_the_variable(variable: str, value: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings({"ARENA_HTTP_HOST": "0.0.0.0", variable: value})
+    assert caught.value.variable == variable
+    assert str(caught.value).startswith(f"{variable}: ")
+    assert problem in str(caught.value)

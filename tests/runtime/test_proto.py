@@ -1,0 +1,75 @@
+"""proto/ is lint-clean (buf) and the committed generated code matches it."""
+
+from __future__ import annotations
+
+import filecmp
+import subprocess
+from pathlib import Path
+
+from arena_runtime import proto_build
+
+ROOT = Path(__file__).resolve().parents[2]
+BUF = ROOT / "tools" / "node_modules" / ".bin" / "buf"
+
+
+def _tree(directory: Path) -> set[str]:
+    return {
+        str(p.relative_to(directory))
+        for p in directory.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def test_generated_code_is_up_to_date(tmp_path: Path) -> None:
+    fresh = tmp_path / "proto_gen"
+    proto_build.generate(fresh)
+    committed = proto_build.OUTPUT_DIR
+    assert _tree(fresh) == _tree(committed), "run `make proto` and commit proto_gen/"
+    stale = [
+        name
+        for name in sorted(_tree(fresh))
+        if not filecmp.cmp(fresh / name, committed / name, shallow=False)
+    ]
+    assert not stale, f"stale generated files {stale}: run `make proto` and commit proto_gen/"
+
+
+def test_a_stale_copy_is_detected(tmp_path: Path) -> None:
+    # The check above must be able to fail: a proto change yields different generated code.
+    protos = tmp_path / "proto"
+    (protos / "arena" / "v1").mkdir(parents=True)
+    source = (proto_build.PROTO_ROOT / "arena" / "v1" / "envelope.proto").read_text()
+    (protos / "arena" / "v1" / "envelope.proto").write_text(
+        source + "\nmessage Added {\n  string field = 1;\n}\n"
+    )
+    changed = tmp_path / "changed"
+    proto_build.generate(changed, protos)
+    name = "arena/v1/envelope_pb2.py"
+    assert not filecmp.cmp(changed / name, proto_build.OUTPUT_DIR / name, shallow=False)
+
+
+def test_generated_modules_import_each_other_inside_the_package() -> None:
+    for path in proto_build.OUTPUT_DIR.rglob("*_pb2.py*"):
+        text = path.read_text()
+        assert "\nfrom arena." not in text and "\nimport arena." not in text, path
+
+
+def _buf() -> str:
+    assert BUF.exists(), "buf is missing: run `make install` (npm ci --prefix tools)"
+    return str(BUF)
+
+
+def test_buf_lint() -> None:
+    proc = subprocess.run(
+        [_buf(), "lint", "proto"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_buf_lint_can_fail(tmp_path: Path) -> None:
+    (tmp_path / "buf.yaml").write_text((proto_build.PROTO_ROOT / "buf.yaml").read_text())
+    (tmp_path / "arena" / "v1").mkdir(parents=True)
+    (tmp_path / "arena" / "v1" / "bad.proto").write_text(
+        'syntax = "proto3";\npackage arena.v1;\nmessage bad_name {\n  string X = 1;\n}\n'
+    )
+    proc = subprocess.run([_buf(), "lint"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode != 0 and "bad_name" in proc.stdout
