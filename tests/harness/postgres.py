@@ -1,1 +1,109 @@
-"""Harness fixture for postgres (see tests/conftest.py)."""
+"""``postgres_url``: a fresh PostgreSQL database for this test session, dropped at the end.
+
+The server is, in order: ``ARENA_TEST_POSTGRES`` (any PostgreSQL URL whose user may create
+databases); a server on 127.0.0.1:5432 (user postgres, trust auth, as on our machines and CI);
+Testcontainers when a Docker engine is reachable; otherwise the tests that need it are skipped,
+saying so. The URL handed out is in SQLAlchemy's async form,
+``postgresql+asyncpg://postgres@127.0.0.1:5432/arena_test_<random>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import secrets
+import socket
+import threading
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any, TypeVar
+
+import pytest
+from sqlalchemy.engine import URL, make_url
+
+LOCAL_SERVER = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+T = TypeVar("T")
+
+
+def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine to completion on a private loop in a thread, away from pytest's loop."""
+    result: list[T] = []
+    error: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(asyncio.run(make()))
+        except BaseException as exc:
+            error.append(exc)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if error:
+        raise error[0]
+    return result[0]
+
+
+def listening(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def docker_reachable() -> bool:
+    """Testcontainers is installed and its Docker engine answers."""
+    if importlib.util.find_spec("testcontainers") is None:
+        return False
+    try:
+        import docker  # type: ignore[import-not-found]  # comes with testcontainers
+
+        docker.from_env().ping()
+        return True
+    except Exception:
+        return False
+
+
+def _asyncpg_dsn(url: URL) -> str:
+    return url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+async def _admin(server: URL, sql: str) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(_asyncpg_dsn(server))
+    try:
+        await connection.execute(sql)
+    finally:
+        await connection.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    container: Any = None
+    if raw := os.environ.get("ARENA_TEST_POSTGRES"):
+        server = make_url(raw)
+    elif listening("127.0.0.1", 5432):
+        server = make_url(LOCAL_SERVER)
+    elif docker_reachable():
+        from testcontainers.postgres import PostgresContainer  # type: ignore[import-not-found]
+
+        container = PostgresContainer("postgres:16-alpine", driver=None).start()
+        server = make_url(container.get_connection_url())
+    else:
+        pytest.skip(
+            "PostgreSQL: set ARENA_TEST_POSTGRES, run a server on 127.0.0.1:5432 "
+            "(user postgres, trust auth) or make a Docker engine reachable for Testcontainers"
+        )
+    name = f"arena_test_{secrets.token_hex(6)}"
+    run_sync(lambda: _admin(server, f'CREATE DATABASE "{name}"'))
+    try:
+        yield server.set(drivername="postgresql+asyncpg", database=name).render_as_string(
+            hide_password=False
+        )
+    finally:
+        run_sync(lambda: _admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        if container is not None:
+            container.stop()

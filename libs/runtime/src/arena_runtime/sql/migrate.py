@@ -1,0 +1,76 @@
+"""Bring the projection database to the newest schema (``alembic upgrade heads``) at start-up.
+
+The runtime's revisions live in ``migrations/versions``. A service with tables of its own ships a
+directory of revisions on its own branch (first revision: ``branch_labels=("arena_rating",)``,
+``depends_on="0001_runtime_tables"``) and names the package holding it in its pyproject.toml::
+
+    [project.entry-points."arena.migrations"]
+    rating = "arena_rating.migrations"
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+HERE = Path(__file__).resolve().parent
+ALEMBIC_INI = HERE / "alembic.ini"
+VERSIONS = HERE / "migrations" / "versions"
+ENTRY_POINT_GROUP = "arena.migrations"
+# Serialises start-up migrations of several services on one PostgreSQL database.
+_PG_LOCK_KEY = 0x4152454E41  # "ARENA"
+
+
+def version_locations(extra: Iterable[Path] = ()) -> list[Path]:
+    """The runtime's revisions, those of every registered service, and ``extra``."""
+    found = [VERSIONS]
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        module = ep.load()
+        found.append(Path(module.__file__).resolve().parent)
+    found.extend(Path(p).resolve() for p in extra)
+    return list(dict.fromkeys(found))
+
+
+def alembic_config(extra_locations: Iterable[Path] = ()) -> Config:
+    config = Config(str(ALEMBIC_INI))
+    locations = version_locations(extra_locations)
+    config.set_main_option("version_locations", os.pathsep.join(str(p) for p in locations))
+    return config
+
+
+def head_revisions(extra_locations: Iterable[Path] = ()) -> set[str]:
+    return set(ScriptDirectory.from_config(alembic_config(extra_locations)).get_heads())
+
+
+async def upgrade_head(engine: AsyncEngine, extra_locations: Iterable[Path] = ()) -> None:
+    """Apply every migration not applied yet, in one transaction."""
+    config = alembic_config(extra_locations)
+
+    def upgrade(connection: Connection) -> None:
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+        config.attributes["connection"] = connection
+        command.upgrade(config, "heads")
+
+    async with engine.begin() as connection:
+        await connection.run_sync(upgrade)
+
+
+async def current_revisions(engine: AsyncEngine) -> set[str]:
+    """The revisions the database is at (empty before the first upgrade)."""
+
+    def read(connection: Connection) -> set[str]:
+        return set(MigrationContext.configure(connection).get_current_heads())
+
+    async with engine.connect() as connection:
+        return await connection.run_sync(read)

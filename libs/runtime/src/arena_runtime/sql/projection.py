@@ -1,0 +1,56 @@
+"""What a projection is: a named read model in SQL, fed by the records of some topics."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+from sqlalchemy import Table
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from arena_runtime.eventlog.base import Record
+
+
+class MalformedRecordError(Exception):
+    """Raised by ``Projection.apply`` for a record it cannot read (undecodable, unknown type).
+
+    The runner logs the record's topic, partition and offset, counts it and moves past it.
+    ``apply`` must raise it before writing anything, since the rest of the batch commits.
+    """
+
+
+class ProjectionError(Exception):
+    """A projection is declared wrongly (bad name, no topics, unknown tables)."""
+
+
+class Projection(abc.ABC):
+    """A read model that can be thrown away and rebuilt from the log.
+
+    ``apply`` must depend only on the records it is given and the rows the projection owns, so
+    replaying the same log into empty tables gives the same rows (see ``arena rebuild``).
+    Tables are listed parents first; a rebuild empties them in reverse order.
+    """
+
+    #: Unique, stable: the key of the projection's stored offsets.
+    name: str
+    #: Topics whose records are applied (every partition of each).
+    topics: Sequence[str]
+    #: The tables this projection owns and nothing else writes.
+    tables: Sequence[Table]
+
+    @abc.abstractmethod
+    async def apply(self, session: AsyncSession, record: Record) -> None:
+        """Apply one record inside the runner's transaction; never commit here."""
+
+
+def check_projection(projection: Projection) -> None:
+    """Reject a projection the runner could not key, feed or rebuild."""
+    name = getattr(projection, "name", "")
+    if not isinstance(name, str) or not name or len(name) > 200:
+        raise ProjectionError(f"projection name must be 1-200 characters, got {name!r}")
+    topics = getattr(projection, "topics", ())
+    if not topics or not all(isinstance(t, str) and t for t in topics):
+        raise ProjectionError(f"projection {name!r} must read at least one named topic")
+    tables = getattr(projection, "tables", ())
+    if not all(isinstance(t, Table) for t in tables):
+        raise ProjectionError(f"projection {name!r}: tables must be sqlalchemy Table objects")

@@ -1,0 +1,220 @@
+"""The projection runner: applies records and stores its offsets in one transaction.
+
+The runner reads every partition of its projection's topics straight from the log, starting at
+the offsets stored in ``projection_offsets`` (never a consumer group's commits). Each batch of
+one partition is applied and its next offset written in the same SQL transaction, so after a
+crash at any moment the projection holds exactly the records before its stored offset: nothing
+applied twice, nothing skipped.
+
+The offset update is guarded by the offset the batch started from. If another runner of the same
+projection (a second replica, or ``arena rebuild`` resetting it) moved the offset meanwhile, the
+update matches no row, the batch rolls back and the runner reloads its offsets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+
+from prometheus_client import Counter
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from arena_runtime.eventlog.base import EventLog, Record, TopicPartition, UnknownTopicError
+from arena_runtime.sql.metadata import projection_offsets
+from arena_runtime.sql.projection import MalformedRecordError, Projection, check_projection
+
+log = logging.getLogger(__name__)
+
+APPLIED = Counter(
+    "arena_projection_records_applied", "Records applied by projections", ["projection"]
+)
+SKIPPED = Counter(
+    "arena_projection_records_skipped", "Malformed records skipped by projections", ["projection"]
+)
+CONFLICTS = Counter(
+    "arena_projection_offset_conflicts",
+    "Batches rolled back because another runner moved the offset",
+    ["projection"],
+)
+
+
+class OffsetConflictError(Exception):
+    """The stored offset moved under a batch; the batch was rolled back."""
+
+
+class ProjectionRunner:
+    """Keeps one projection up to date with the log."""
+
+    def __init__(
+        self,
+        projection: Projection,
+        log: EventLog,
+        sessions: async_sessionmaker[AsyncSession],
+        *,
+        batch_size: int = 500,
+        idle_sleep: float = 0.2,
+    ) -> None:
+        check_projection(projection)
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.projection = projection
+        self._log = log
+        self._sessions = sessions
+        self._batch_size = batch_size
+        self._idle_sleep = idle_sleep
+        # Next offset per partition, as stored in SQL; loaded lazily, dropped on conflict.
+        self._next: dict[TopicPartition, int] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.projection.name
+
+    async def stored_offsets(self) -> dict[TopicPartition, int]:
+        """The offsets in SQL: per partition, the next record to apply."""
+        async with self._sessions() as session:
+            rows = await session.execute(
+                select(
+                    projection_offsets.c.topic,
+                    projection_offsets.c.partition,
+                    projection_offsets.c.next_offset,
+                ).where(projection_offsets.c.projection == self.name)
+            )
+            return {TopicPartition(t, p): o for t, p, o in rows}
+
+    async def end_offsets(self) -> dict[TopicPartition, int]:
+        """Per partition of the projection's topics, where the log ends now."""
+        ends: dict[TopicPartition, int] = {}
+        for topic in self.projection.topics:
+            try:
+                per_partition = await self._log.end_offsets(topic)
+            except UnknownTopicError:
+                continue  # not created yet: nothing to apply
+            ends.update({TopicPartition(topic, p): o for p, o in per_partition.items()})
+        return ends
+
+    async def lag(self) -> int:
+        """Records in the log that this projection has not applied yet."""
+        stored = await self.stored_offsets()
+        ends = await self.end_offsets()
+        return sum(max(0, end - stored.get(tp, 0)) for tp, end in ends.items())
+
+    async def step(self) -> int:
+        """Apply at most one batch per partition that has new records; return records consumed."""
+        ends = await self.end_offsets()
+        offsets = await self._offsets(ends)
+        consumed = 0
+        for tp, end in sorted(ends.items(), key=lambda item: (item[0].topic, item[0].partition)):
+            start = offsets.get(tp, 0)
+            if start >= end:
+                continue
+            records = await self._log.read(tp.topic, tp.partition, start, self._batch_size)
+            if not records:
+                continue
+            try:
+                await self._apply_batch(tp, start, records)
+            except OffsetConflictError:
+                CONFLICTS.labels(self.name).inc()
+                self._next = None
+                return consumed
+            consumed += len(records)
+        return consumed
+
+    async def catch_up(self) -> int:
+        """Apply until the projection reaches the end of the log as it is now."""
+        targets = await self.end_offsets()
+        total = 0
+        while True:
+            offsets = await self._offsets(targets)
+            if all(offsets.get(tp, 0) >= end for tp, end in targets.items()):
+                return total
+            consumed = await self.step()
+            if consumed == 0:
+                await asyncio.sleep(0.01)  # another runner holds the offsets: let it move
+            total += consumed
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Follow the log until ``stop`` is set (or forever); errors in ``apply`` propagate."""
+        stop = stop or asyncio.Event()
+        while not stop.is_set():
+            if await self.step() == 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self._idle_sleep)
+
+    async def reset(self) -> None:
+        """Empty the projection's tables and forget its offsets, in one transaction."""
+        async with self._sessions() as session, session.begin():
+            for table in reversed(list(self.projection.tables)):
+                await session.execute(delete(table))
+            await session.execute(
+                delete(projection_offsets).where(projection_offsets.c.projection == self.name)
+            )
+        self._next = None
+
+    async def rebuild(self) -> int:
+        """Reset, then replay the whole log up to its current end; return records consumed."""
+        await self.reset()
+        return await self.catch_up()
+
+    async def _offsets(self, partitions: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """Stored offsets, with a row (at offset 0) made for every partition that lacks one."""
+        if self._next is None:
+            self._next = await self.stored_offsets()
+        missing = [tp for tp in partitions if tp not in self._next]
+        if missing:
+            await self._create_rows(missing)
+            self._next = await self.stored_offsets()
+        return self._next
+
+    async def _create_rows(self, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            try:
+                async with self._sessions() as session, session.begin():
+                    await session.execute(
+                        insert(projection_offsets).values(
+                            projection=self.name,
+                            topic=tp.topic,
+                            partition=tp.partition,
+                            next_offset=0,
+                        )
+                    )
+            except IntegrityError:
+                pass  # another runner of this projection made it first
+
+    async def _apply_batch(self, tp: TopicPartition, start: int, records: list[Record]) -> None:
+        next_offset = records[-1].offset + 1
+        skipped = 0
+        async with self._sessions() as session, session.begin():
+            for record in records:
+                try:
+                    await self.projection.apply(session, record)
+                except MalformedRecordError as exc:
+                    skipped += 1
+                    log.warning(
+                        "projection %s skipped malformed record %s/%d@%d: %s",
+                        self.name,
+                        record.topic,
+                        record.partition,
+                        record.offset,
+                        exc,
+                    )
+            moved = await session.execute(
+                update(projection_offsets)
+                .where(
+                    projection_offsets.c.projection == self.name,
+                    projection_offsets.c.topic == tp.topic,
+                    projection_offsets.c.partition == tp.partition,
+                    projection_offsets.c.next_offset == start,
+                )
+                .values(next_offset=next_offset)
+            )
+            if moved.rowcount != 1:  # type: ignore[attr-defined]
+                raise OffsetConflictError(f"{self.name}: {tp.topic}/{tp.partition} moved")
+        assert self._next is not None
+        self._next[tp] = next_offset
+        APPLIED.labels(self.name).inc(len(records) - skipped)
+        if skipped:
+            SKIPPED.labels(self.name).inc(skipped)

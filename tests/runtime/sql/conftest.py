@@ -1,0 +1,44 @@
+"""Each SQL test runs on SQLite and on the real PostgreSQL, starting from an empty schema."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from arena_runtime.sql import create_engine, session_factory, upgrade_head
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+
+async def empty_postgres(url: str) -> None:
+    """Drop everything earlier tests left in the session's database."""
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(text("DROP SCHEMA public CASCADE"))
+            await connection.execute(text("CREATE SCHEMA public"))
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'projections.sqlite3'}"
+    url: str = request.getfixturevalue("postgres_url")
+    await empty_postgres(url)
+    return url
+
+
+@pytest.fixture
+async def engine(db_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = create_engine(db_url)
+    await upgrade_head(engine)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture
+def sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return session_factory(engine)

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from arena_runtime.sql import create_engine, upgrade_head
+from arena_runtime.sql.metadata import metadata
+from arena_runtime.sql.migrate import current_revisions, head_revisions
+from sqlalchemy import inspect
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+
+async def table_names(engine: AsyncEngine) -> set[str]:
+    async with engine.connect() as connection:
+        return set(await connection.run_sync(lambda c: inspect(c).get_table_names()))
+
+
+async def test_upgrade_creates_runtime_tables_and_is_idempotent(db_url: str) -> None:
+    engine = create_engine(db_url)
+    try:
+        assert await current_revisions(engine) == set()
+        await upgrade_head(engine)
+        await upgrade_head(engine)  # every process does this at start-up
+        assert await current_revisions(engine) == head_revisions()
+        assert {"projection_offsets", "stream_activity", "alembic_version"} <= await table_names(
+            engine
+        )
+    finally:
+        await engine.dispose()
+
+
+async def test_migrated_schema_matches_the_metadata(engine: AsyncEngine) -> None:
+    import arena_runtime.sql.stream_activity  # noqa: F401
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    def diff(connection: object) -> list[object]:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})  # type: ignore[arg-type]
+        return list(compare_metadata(context, metadata))
+
+    async with engine.connect() as connection:
+        assert await connection.run_sync(diff) == []

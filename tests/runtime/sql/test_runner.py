@@ -1,0 +1,212 @@
+"""The projection runner on SQLite and PostgreSQL: exactly-once application across batches,
+restarts, failures, malformed records and a second runner racing on the same projection."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+from arena_runtime.eventlog import OutgoingRecord, Record, TopicPartition, TopicSpec
+from arena_runtime.sql import (
+    ProjectionError,
+    ProjectionRunner,
+    StreamActivity,
+    stream_activity,
+)
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from tests.runtime.sql.ledger import TOPICS, Ledger, create_ledger_table, ledger_rows
+from tests.runtime.sql.memory_log import MemoryLog
+
+
+@pytest.fixture
+async def ledger_table(engine: AsyncEngine) -> None:
+    await create_ledger_table(engine)
+
+
+async def filled_log(records_per_topic: int = 120, partitions: int = 3) -> MemoryLog:
+    log = MemoryLog()
+    await log.create_topics([TopicSpec(t, partitions=partitions) for t in TOPICS])
+    for topic in TOPICS:
+        await log.append(
+            topic,
+            [
+                OutgoingRecord(value=f"v{i}".encode(), key=f"s{i % 7}".encode())
+                for i in range(records_per_topic)
+            ],
+        )
+    return log
+
+
+async def all_positions(log: MemoryLog) -> list[tuple[str, int, int]]:
+    positions = []
+    for topic in TOPICS:
+        for p, end in (await log.end_offsets(topic)).items():
+            positions.extend((topic, p, o) for o in range(end))
+    return sorted(positions)
+
+
+@pytest.mark.usefixtures("ledger_table")
+async def test_applies_every_record_once_and_stores_offsets(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    log = await filled_log()
+    runner = ProjectionRunner(Ledger(), log, sessions, batch_size=16)
+    assert await runner.lag() == 240
+    assert await runner.catch_up() == 240
+    assert await ledger_rows(sessions) == await all_positions(log)
+    ends = await runner.end_offsets()
+    assert await runner.stored_offsets() == ends
+    assert await runner.lag() == 0
+    assert await runner.step() == 0
+
+
+@pytest.mark.usefixtures("ledger_table")
+async def test_a_new_runner_resumes_from_the_stored_offsets(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    log = await filled_log(records_per_topic=30)
+    await ProjectionRunner(Ledger(), log, sessions, batch_size=7).step()
+    partial = await ledger_rows(sessions)
+    assert 0 < len(partial) < 60
+    for topic in TOPICS:
+        await log.append(topic, [OutgoingRecord(value=b"late", key=b"s1")])
+    await ProjectionRunner(Ledger(), log, sessions, batch_size=7).catch_up()
+    assert await ledger_rows(sessions) == await all_positions(log)
+
+
+@pytest.mark.usefixtures("ledger_table")
+async def test_a_failing_batch_leaves_rows_and_offsets_untouched(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    log = MemoryLog()
+    await log.create_topics([TopicSpec(TOPICS[0])])
+    await log.append(TOPICS[0], [OutgoingRecord(value=f"v{i}".encode()) for i in range(10)])
+    failing = ProjectionRunner(Ledger(fail_on=b"v5"), log, sessions, batch_size=4)
+    with pytest.raises(RuntimeError, match="bug in the projection"):
+        await failing.catch_up()
+    # The first batch (0-3) committed; the failing one (4-7) left nothing behind.
+    assert [o for _, _, o in await ledger_rows(sessions)] == [0, 1, 2, 3]
+    assert await failing.stored_offsets() == {TopicPartition(TOPICS[0], 0): 4}
+    await ProjectionRunner(Ledger(), log, sessions, batch_size=4).catch_up()
+    assert [o for _, _, o in await ledger_rows(sessions)] == list(range(10))
+
+
+@pytest.mark.usefixtures("ledger_table")
+async def test_malformed_records_are_skipped_and_counted(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    from arena_runtime.sql.runner import SKIPPED
+
+    before = SKIPPED.labels("ledger")._value.get()
+    log = MemoryLog()
+    await log.create_topics([TopicSpec(TOPICS[0])])
+    values = [b"v0", b"malformed", b"v2"]
+    await log.append(TOPICS[0], [OutgoingRecord(value=v) for v in values])
+    runner = ProjectionRunner(Ledger(), log, sessions)
+    assert await runner.catch_up() == 3
+    assert [o for _, _, o in await ledger_rows(sessions)] == [0, 2]
+    assert await runner.lag() == 0
+    assert SKIPPED.labels("ledger")._value.get() == before + 1
+
+
+@pytest.mark.usefixtures("ledger_table")
+async def test_two_runners_racing_on_one_projection_apply_each_record_once(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    log = await filled_log(records_per_topic=200, partitions=2)
+    a = ProjectionRunner(Ledger(), log, sessions, batch_size=5)
+    b = ProjectionRunner(Ledger(), log, sessions, batch_size=5)
+    await asyncio.gather(a.catch_up(), b.catch_up())
+    rows = await ledger_rows(sessions)
+    assert [k for k, n in Counter(rows).items() if n > 1] == []
+    assert rows == await all_positions(log)
+
+
+async def test_topics_that_do_not_exist_yet_are_waited_for(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    log = MemoryLog()
+    runner = ProjectionRunner(StreamActivity(["later"]), log, sessions)
+    assert await runner.catch_up() == 0
+    await log.create_topics([TopicSpec("later", partitions=2)])
+    await log.append("later", [OutgoingRecord(value=b"x", key=b"k", partition=1)])
+    assert await runner.lag() == 1
+    assert await runner.catch_up() == 1
+
+
+async def test_run_follows_the_log_until_stopped(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    log = MemoryLog()
+    await log.create_topics([TopicSpec("live")])
+    runner = ProjectionRunner(StreamActivity(["live"]), log, sessions, idle_sleep=0.01)
+    stop = asyncio.Event()
+    task = asyncio.create_task(runner.run(stop))
+    await log.append("live", [OutgoingRecord(value=b"x", key=b"m1") for _ in range(3)])
+    for _ in range(500):  # bounded: the runner polls every 10 ms
+        if await runner.lag() == 0:
+            break
+        await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(task, 5)
+    async with sessions() as session:
+        assert await session.scalar(select(stream_activity.c.records)) == 3
+
+
+async def test_stream_activity_counts_per_stream(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    log = await filled_log(records_per_topic=50)
+    await log.append(TOPICS[0], [OutgoingRecord(value=b"no stream")])  # keyless: not counted
+    await ProjectionRunner(StreamActivity(TOPICS), log, sessions, batch_size=9).catch_up()
+    expected: dict[tuple[str, str], list[Record]] = {}
+    for topic in TOPICS:
+        for p in range(await log.partitions(topic)):
+            for r in await log.read(topic, p, 0, 1000):
+                if r.key is not None:
+                    expected.setdefault((topic, r.key.decode()), []).append(r)
+    async with sessions() as session:
+        rows = (await session.execute(select(stream_activity))).all()
+        assert await session.scalar(select(func.count()).select_from(stream_activity)) == 14
+    for row in rows:
+        records = expected[(row.topic, row.stream)]
+        last = max(records, key=lambda r: r.offset)
+        assert row.records == len(records)
+        assert row.first_seen_ms == min(r.timestamp_ms for r in records)
+        assert row.last_seen_ms == last.timestamp_ms
+        assert (row.last_partition, row.last_offset) == (last.partition, last.offset)
+
+
+async def test_rebuild_reproduces_the_live_tables(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    log = await filled_log(records_per_topic=40)
+    live = ProjectionRunner(StreamActivity(TOPICS), log, sessions, batch_size=3)
+    for round_ in range(4):  # appends and applications interleaved, as in a live service
+        await live.step()
+        await log.append(TOPICS[round_ % 2], [OutgoingRecord(value=b"x", key=b"s3")])
+    await live.catch_up()
+    async with sessions() as session:
+        before = sorted((await session.execute(select(stream_activity))).all())
+    rebuilt = ProjectionRunner(StreamActivity(TOPICS), log, sessions, batch_size=50)
+    assert await rebuilt.rebuild() == 84
+    async with sessions() as session:
+        after = sorted((await session.execute(select(stream_activity))).all())
+    assert after == before
+
+
+def test_badly_declared_projections_are_refused(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    log = MemoryLog()
+    with pytest.raises(ProjectionError, match="at least one named topic"):
+        ProjectionRunner(StreamActivity([]), log, sessions)
+    nameless = StreamActivity(["t"])
+    nameless.name = ""
+    with pytest.raises(ProjectionError, match="name"):
+        ProjectionRunner(nameless, log, sessions)
+    with pytest.raises(ValueError, match="batch_size"):
+        ProjectionRunner(StreamActivity(["t"]), log, sessions, batch_size=0)
