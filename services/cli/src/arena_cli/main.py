@@ -10,6 +10,7 @@ from collections.abc import Sequence
 # Modules that each add their subcommands with `register(subparsers)`.
 COMMAND_MODULES = [
     "arena_cli.commands.rules",
+    "arena_cli.commands.serve",
 ]
 
 

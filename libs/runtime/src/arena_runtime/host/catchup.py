@@ -1,0 +1,49 @@
+"""Readiness of a consumer: has it processed everything that was in the log when it started?"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from arena_runtime.eventlog import Consumer, EventLog, TopicPartition
+
+
+class CatchUp:
+    """Compares a consumer's processed offsets with the end offsets seen at start-up.
+
+    Only the partitions assigned to this member count: with several replicas in one group each
+    catches up on its own share. A member with no partitions has nothing to catch up on.
+    """
+
+    def __init__(self) -> None:
+        self.targets: dict[TopicPartition, int] = {}
+        self.positions: dict[TopicPartition, int] = {}
+        self._assignment: frozenset[TopicPartition] = frozenset()
+        self._joined = False
+
+    async def snapshot(self, log: EventLog, topics: Sequence[str]) -> None:
+        """Note the end offsets of the topics now: the target to reach before being ready."""
+        for topic in topics:
+            for partition, end in (await log.end_offsets(topic)).items():
+                self.targets[TopicPartition(topic, partition)] = end
+
+    async def observe_assignment(self, consumer: Consumer) -> None:
+        """After a poll: learn the assignment and the committed start of new partitions."""
+        assignment = consumer.assignment()
+        for tp in assignment - self._assignment:
+            if tp not in self.positions:
+                self.positions[tp] = await consumer.committed(tp) or 0
+        self._assignment = assignment
+        self._joined = True
+
+    def advance(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Record committed next-offsets."""
+        for tp, offset in offsets.items():
+            self.positions[tp] = max(offset, self.positions.get(tp, 0))
+
+    def lag(self, partitions: Iterable[TopicPartition] | None = None) -> int:
+        """Records between the processed position and the start-up end offset."""
+        tps = self._assignment if partitions is None else partitions
+        return sum(max(0, self.targets.get(tp, 0) - self.positions.get(tp, 0)) for tp in tps)
+
+    def ready(self) -> bool:
+        return self._joined and self.lag() == 0

@@ -1,0 +1,124 @@
+"""Run one or several services in this process until SIGTERM or SIGINT.
+
+Order matters: the HTTP server comes up first so /healthz answers while the services join their
+groups and catch up (/readyz says 503 until they have); on a signal the services stop first,
+each worker finishing its batch and committing, and only then the HTTP server and the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+
+from arena_runtime.config import ConfigError, Settings, load_settings
+from arena_runtime.host.http import HealthApp, bind, make_server
+from arena_runtime.host.metrics import ServiceCollector, exposition
+from arena_runtime.host.runtime import Runtime, open_runtime
+from arena_runtime.host.service import Service
+
+log = logging.getLogger(__name__)
+
+ServiceBuilder = Callable[[Runtime], Awaitable[Service]]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_CONFIG = 2
+
+
+def run(builders: Sequence[ServiceBuilder], process_name: str) -> int:
+    """The body of `arena serve` and of each single-service command; returns the exit code."""
+    try:
+        settings = load_settings()
+        _configure_logging(settings)
+        return asyncio.run(serve(settings, builders, process_name))
+    except ConfigError as exc:
+        print(f"arena {process_name}: bad configuration: {exc}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+
+
+async def serve(
+    settings: Settings, builders: Sequence[ServiceBuilder], process_name: str = "arena"
+) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        return await _serve(settings, builders, process_name, stop)
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+
+
+async def _serve(
+    settings: Settings,
+    builders: Sequence[ServiceBuilder],
+    process_name: str,
+    stop: asyncio.Event,
+) -> int:
+    try:
+        sock = bind(settings.http_host, settings.http_port)
+    except OSError as exc:
+        where = f"{settings.http_host}:{settings.http_port}"
+        raise ConfigError("ARENA_HTTP_PORT", f"cannot listen on {where}: {exc.strerror}") from exc
+    async with open_runtime(settings) as runtime:
+        services = [await build(runtime) for build in builders]
+        apps = [s.http_app for s in services if s.http_app is not None]
+        app = HealthApp(
+            readiness=lambda: {s.name: s.ready() for s in services},
+            metrics=exposition,
+            inner=apps[0] if apps else None,
+        )
+        server = make_server(app, sock)
+        server_task = asyncio.create_task(server.serve(sockets=[sock]), name="http")
+        collector = ServiceCollector(services)
+        started: list[Service] = []
+        exit_code = EXIT_FAILED
+        try:
+            for service in services:
+                await service.start()
+                started.append(service)
+            host, port = sock.getsockname()[:2]
+            names = ", ".join(s.name for s in services)
+            log.info("%s serving %s on http://%s:%s", process_name, names, host, port)
+            exit_code = await _until_stopped(stop, server_task, started)
+        finally:
+            await asyncio.gather(*(service.stop() for service in started))
+            collector.close()
+            server.should_exit = True
+            await asyncio.gather(server_task, return_exceptions=True)
+            sock.close()
+    log.info("%s stopped (exit code %d)", process_name, exit_code)
+    return exit_code
+
+
+async def _until_stopped(
+    stop: asyncio.Event, server_task: asyncio.Task[None], services: list[Service]
+) -> int:
+    stop_task = asyncio.create_task(stop.wait())
+    failures = [asyncio.create_task(s.wait_failed()) for s in services]
+    done, _ = await asyncio.wait(
+        [stop_task, server_task, *failures], return_when=asyncio.FIRST_COMPLETED
+    )
+    for task in [stop_task, *failures]:
+        task.cancel()
+    if stop_task in done:
+        log.info("signal received: stopping")
+        return EXIT_OK
+    if server_task in done:
+        log.error("HTTP server ended unexpectedly")
+        return EXIT_FAILED
+    error = next(t for t in failures if t in done).result()
+    log.error("a worker failed: stopping", exc_info=error)
+    return EXIT_FAILED
+
+
+def _configure_logging(settings: Settings) -> None:
+    logging.basicConfig(
+        level=settings.log_level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+    )

@@ -1,0 +1,95 @@
+"""The common shape of a service process: a named set of background workers.
+
+A service is ready when every one of its workers is: for a consume loop that means it has caught
+up with the log as it stood when the service started, so a replica behind a load balancer only
+takes traffic once its view of the world is current.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+log = logging.getLogger(__name__)
+
+#: How long stop() waits for a worker to finish its batch and commit before cancelling it.
+STOP_GRACE_SECONDS = 10.0
+
+
+@runtime_checkable
+class Worker(Protocol):
+    """A background task of a service: a consume loop, a timer wheel, a fan-out pump."""
+
+    name: str
+
+    async def start(self) -> None:
+        """Prepare (join the consumer group, note the end offsets); called before run()."""
+
+    async def run(self) -> None:
+        """Work until request_stop(); commit what was processed before returning."""
+
+    def request_stop(self) -> None:
+        """Ask run() to return after the record or batch in hand."""
+
+    def ready(self) -> bool:
+        """Whether the worker has caught up with the log as it stood at start()."""
+
+
+class ServiceError(Exception):
+    """A service failed to start or one of its workers died."""
+
+
+class Service:
+    """A name, an optional HTTP app, and the workers that make up one Arena service."""
+
+    def __init__(
+        self, name: str, workers: Sequence[Worker] = (), http_app: Any | None = None
+    ) -> None:
+        self.name = name
+        self.workers = list(workers)
+        #: The ASGI app this service contributes to the host's HTTP server (the gateway's).
+        self.http_app = http_app
+        self._tasks: list[asyncio.Task[None]] = []
+        self._started = False
+
+    async def start(self) -> None:
+        for worker in self.workers:
+            await worker.start()
+        self._tasks = [
+            asyncio.create_task(worker.run(), name=f"{self.name}/{worker.name}")
+            for worker in self.workers
+        ]
+        self._started = True
+        log.info("service %s started with %d worker(s)", self.name, len(self.workers))
+
+    async def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
+        """Let every worker finish its batch and commit; cancel those that overstay the grace."""
+        self._started = False  # not ready from the first moment of shutdown
+        for worker in self.workers:
+            worker.request_stop()
+        if self._tasks:
+            done, pending = await asyncio.wait(self._tasks, timeout=grace)
+            for task in pending:
+                log.warning("worker %s did not stop within %.0f s", task.get_name(), grace)
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            for task in done:
+                if not task.cancelled() and task.exception() is not None:
+                    log.error("worker %s had failed", task.get_name(), exc_info=task.exception())
+        log.info("service %s stopped", self.name)
+
+    def ready(self) -> bool:
+        return self._started and all(worker.ready() for worker in self.workers)
+
+    async def wait_failed(self) -> BaseException:
+        """Return the error of the first worker to die; waits forever while all run."""
+        if not self._tasks:
+            await asyncio.Event().wait()
+        done, _ = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
+        task = next(iter(done))
+        if task.cancelled():
+            return ServiceError(f"worker {task.get_name()} was cancelled")
+        # A worker returning before it was asked to stop is as fatal as one raising.
+        return task.exception() or ServiceError(f"worker {task.get_name()} ended on its own")

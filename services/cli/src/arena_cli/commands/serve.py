@@ -1,0 +1,32 @@
+"""`arena serve` (all four services in one process) and `arena gateway|match|matchmaking|rating`.
+
+Where they run — embedded log and SQLite under ARENA_DATA_DIR, or Kafka, PostgreSQL and Redis —
+comes from the ARENA_* variables alone; the services cannot tell the difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import arena_gateway.service
+import arena_match.service
+import arena_matchmaking.service
+import arena_rating.service
+from arena_runtime.host import ServiceBuilder, run
+
+SERVICES: dict[str, ServiceBuilder] = {
+    "gateway": arena_gateway.service.build_service,
+    "match": arena_match.service.build_service,
+    "matchmaking": arena_matchmaking.service.build_service,
+    "rating": arena_rating.service.build_service,
+}
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = sub.add_parser(
+        "serve", help="run all four services in one process (embedded by default)"
+    )
+    serve.set_defaults(func=lambda args: run(list(SERVICES.values()), "serve"))
+    for name, builder in SERVICES.items():
+        one = sub.add_parser(name, help=f"run the {name} service alone")
+        one.set_defaults(func=lambda args, name=name, builder=builder: run([builder], name))

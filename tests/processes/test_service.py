@@ -1,0 +1,156 @@
+"""The Service shape in-process, over the embedded log: readiness is "caught up with the log as it
+stood at start", stopping commits what was processed, and a dying worker is reported."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from arena_runtime.eventlog import OutgoingRecord, Record, TopicPartition, TopicSpec
+from arena_runtime.eventlog.embedded import EmbeddedEventLog
+from arena_runtime.host import ConsumeWorker, Service
+from arena_runtime.host.http import HealthApp
+
+TOPIC = "arena.test.commands"
+PARTITIONS = 4
+
+
+@pytest.fixture
+async def log(tmp_path: Path) -> AsyncIterator[EmbeddedEventLog]:
+    event_log = EmbeddedEventLog(tmp_path / "events.sqlite3")
+    await event_log.start()
+    await event_log.create_topics([TopicSpec(TOPIC, partitions=PARTITIONS)])
+    yield event_log
+    await event_log.close()
+
+
+async def append(log: EmbeddedEventLog, count: int) -> None:
+    records = [OutgoingRecord(value=b"v%d" % i, key=b"stream-%d" % i) for i in range(count)]
+    await log.append(TOPIC, records)
+
+
+async def eventually(condition: Callable[[], bool]) -> None:
+    # Readiness is a condition to poll, as a probe does, not an event to wait on.
+    async with asyncio.timeout(10):
+        while not condition():  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+
+
+async def committed(log: EmbeddedEventLog, group: str) -> dict[int, int]:
+    consumer = log.consumer(group, [TOPIC])
+    result = {p: await consumer.committed(TopicPartition(TOPIC, p)) or 0 for p in range(PARTITIONS)}
+    return result
+
+
+async def test_not_ready_until_the_backlog_is_processed_then_committed(
+    log: EmbeddedEventLog,
+) -> None:
+    await append(log, 40)
+    gate = asyncio.Event()
+    handled: list[Record] = []
+
+    async def handler(records: list[Record]) -> None:
+        await gate.wait()
+        handled.extend(records)
+
+    service = Service("match", [ConsumeWorker(log, "match", [TOPIC], handler)])
+    assert not service.ready()
+    await service.start()
+    try:
+        await asyncio.sleep(0.3)
+        assert not service.ready()  # the handler holds the first batch
+        gate.set()
+        await eventually(service.ready)
+        assert len(handled) == 40
+    finally:
+        await service.stop()
+    assert not service.ready()
+    assert await committed(log, "match") == await log.end_offsets(TOPIC)
+
+
+async def test_records_appended_after_start_do_not_hold_readiness_back(
+    log: EmbeddedEventLog,
+) -> None:
+    service = Service("rating", [ConsumeWorker(log, "rating", [TOPIC])])
+    await service.start()
+    try:
+        await eventually(service.ready)
+        await append(log, 10)
+        assert service.ready()
+        await eventually(lambda: sum(service.workers[0].catch_up.positions.values()) == 10)
+    finally:
+        await service.stop()
+    assert sum((await committed(log, "rating")).values()) == 10
+
+
+async def test_a_restarted_service_resumes_from_its_commits(log: EmbeddedEventLog) -> None:
+    await append(log, 25)
+    first = Service("matchmaking", [ConsumeWorker(log, "mm", [TOPIC])])
+    await first.start()
+    await eventually(first.ready)
+    await first.stop()
+    await append(log, 5)
+    seen: list[Record] = []
+
+    async def handler(records: list[Record]) -> None:
+        seen.extend(records)
+
+    second = Service("matchmaking", [ConsumeWorker(log, "mm", [TOPIC], handler)])
+    await second.start()
+    try:
+        await eventually(second.ready)
+    finally:
+        await second.stop()
+    assert len(seen) == 5  # only what the first run had not committed
+
+
+async def test_a_failing_worker_is_reported_and_stop_still_returns(
+    log: EmbeddedEventLog,
+) -> None:
+    await append(log, 3)
+
+    async def handler(records: list[Record]) -> None:
+        raise RuntimeError("handler broke")
+
+    service = Service("match", [ConsumeWorker(log, "broken", [TOPIC], handler)])
+    await service.start()
+    error = await asyncio.wait_for(service.wait_failed(), timeout=10)
+    assert isinstance(error, RuntimeError)
+    assert not service.ready()
+    await service.stop()
+    assert sum((await committed(log, "broken")).values()) == 0  # nothing handled, nothing committed
+
+
+async def test_two_members_of_a_group_are_each_ready_on_their_share(
+    log: EmbeddedEventLog,
+) -> None:
+    await append(log, 40)
+    one = Service("match-1", [ConsumeWorker(log, "shared", [TOPIC])])
+    two = Service("match-2", [ConsumeWorker(log, "shared", [TOPIC])])
+    await one.start()
+    await two.start()
+    try:
+        await eventually(lambda: one.ready() and two.ready())
+    finally:
+        await asyncio.gather(one.stop(), two.stop())
+    assert await committed(log, "shared") == await log.end_offsets(TOPIC)
+
+
+async def test_health_app_reports_each_service() -> None:
+    readiness = {"gateway": True, "match": False}
+    app = HealthApp(readiness=lambda: dict(readiness), metrics=lambda: b"arena_up 1\n")
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://arena") as client:
+        assert (await client.get("/healthz")).status_code == 200
+        response = await client.get("/readyz")
+        assert response.status_code == 503
+        assert response.json()["services"] == readiness
+        readiness["match"] = True
+        assert (await client.get("/readyz")).status_code == 200
+        metrics = await client.get("/metrics")
+        assert metrics.text == "arena_up 1\n"
+        assert metrics.headers["content-type"].startswith("text/plain")
+        assert (await client.get("/elsewhere")).status_code == 404
