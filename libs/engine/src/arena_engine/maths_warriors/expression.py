@@ -146,10 +146,12 @@ def evaluate(text: str) -> int:
 
 
 def render(tokens: Sequence[Token]) -> str:
+    """Tokens as text: spaces around operators, none inside parentheses."""
     out: list[str] = []
+    previous: Token | None = None
     for tok in tokens:
-        if tok == ")" or (out and out[-1] == "("):
-            out.append(str(tok))
-        else:
-            out.append((" " if out else "") + str(tok))
+        if out and tok != ")" and previous != "(":
+            out.append(" ")
+        out.append(str(tok))
+        previous = tok
     return "".join(out)

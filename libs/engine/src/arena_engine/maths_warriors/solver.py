@@ -336,3 +336,10 @@ def legal_captures(
     ]
     moves += [Mind(player, s.target.value, s.tokens) for s in found.mind_moves]
     return moves
+
+
+def clear_caches() -> None:
+    """Forget every memoised table (benchmarks measure the cold solver this way)."""
+    table.cache_clear()
+    _splits_cached.cache_clear()
+    _find_memo.clear()
