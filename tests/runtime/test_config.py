@@ -74,3 +74,9 @@ def test_bad_configuration_names_the_variable(variable: str, value: str, problem
     assert caught.value.variable == variable
     assert str(caught.value).startswith(f"{variable}: ")
     assert problem in str(caught.value)
+
+
+def test_a_given_mapping_is_the_only_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARENA_HTTP_PORT", "1234")
+    assert load_settings({}).http_port == 8000
+    assert load_settings().http_port == 1234

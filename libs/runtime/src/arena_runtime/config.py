@@ -138,7 +138,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         if raw.strip():
             values[field] = raw.strip()
     try:
-        loaded = _FromValues(**values)
+        loaded = _FromValues.model_validate(values)
     except ValidationError as exc:
         error = exc.errors()[0]
         field = str(error["loc"][0]) if error["loc"] else "?"

@@ -1,0 +1,373 @@
+"""Encode and decode the envelope of every record (proto/arena/v1/envelope.proto).
+
+A record's value is an ``arena.v1.Envelope`` (events) or ``arena.v1.CommandEnvelope``
+(commands) whose payload is opaque bytes named by ``type`` and ``schema_version``. A
+:class:`Schemas` registry knows, per type, how to decode every version still found in the log
+and how to upcast each one to the next, so a reader always gets the current shape of a payload
+and old events are never rewritten (DESIGN.md, rule 6).
+
+Decoding fails only with an :class:`EnvelopeError`: :class:`UndecodableRecord`,
+:class:`UnknownType` or :class:`UnsupportedSchemaVersion`. Consumers log, count and skip those
+(arena_runtime.consumer_loop); any other exception is a bug.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from google.protobuf.message import DecodeError, Message
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from arena_runtime.eventlog.base import Headers, OutgoingRecord
+from arena_runtime.proto_gen.arena.v1 import envelope_pb2
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+
+#: Record headers written beside the envelope, so tools can route and trace without decoding.
+CONTENT_TYPE_HEADER = "content-type"
+TYPE_HEADER = "arena-type"
+TRACEPARENT_HEADER = "traceparent"
+TRACESTATE_HEADER = "tracestate"
+EVENT_CONTENT_TYPE = f"{PROTOBUF}; messageType=arena.v1.Envelope"
+COMMAND_CONTENT_TYPE = f"{PROTOBUF}; messageType=arena.v1.CommandEnvelope"
+
+Upcaster = Callable[[Any], Any]
+
+
+class EnvelopeError(Exception):
+    """A record that cannot be read. ``reason`` is the metric label of the failure kind."""
+
+    reason: ClassVar[str] = "malformed"
+
+
+class UndecodableRecord(EnvelopeError):
+    """The bytes are not an envelope, a required field is missing, or the payload is corrupt."""
+
+    reason = "undecodable"
+
+
+class UnknownType(EnvelopeError):
+    """The payload type is not registered with this reader."""
+
+    reason = "unknown_type"
+
+
+class UnsupportedSchemaVersion(EnvelopeError):
+    """The payload's schema version is unknown here (newer than this reader, or never upcast)."""
+
+    reason = "unsupported_schema_version"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One decoded event; ``payload`` is at the current schema version of ``type``."""
+
+    event_id: str
+    stream: str
+    sequence: int
+    type: str
+    payload: Any
+    time: datetime
+    causation_id: str = ""
+    correlation_id: str = ""
+    traceparent: str = ""
+    tracestate: str = ""
+    #: The version the event was written with (before upcasting).
+    schema_version: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One decoded command; ``payload`` is at the current schema version of ``type``."""
+
+    command_id: str
+    stream: str
+    type: str
+    payload: Any
+    time: datetime
+    causation_id: str = ""
+    correlation_id: str = ""
+    traceparent: str = ""
+    tracestate: str = ""
+    schema_version: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadSchema:
+    """How to read (and, for the current version, write) one version of one payload type."""
+
+    type: str
+    version: int
+    content_type: str
+    decode: Callable[[bytes], Any]
+    encode: Callable[[Any], bytes]
+    #: Turns a payload of ``version - 1`` into this version; None for version 1.
+    upcast: Upcaster | None = None
+    #: Python class of payloads of this version (protobuf schemas), to infer ``type``.
+    python_type: builtins.type | None = None
+
+
+def _decode_json(data: bytes) -> Any:
+    return json.loads(data.decode("utf-8"))
+
+
+def _encode_json(payload: Any) -> bytes:
+    return json.dumps(payload, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode()
+
+
+@dataclass
+class Schemas:
+    """Registry of payload types and their versions."""
+
+    _versions: dict[str, dict[int, PayloadSchema]] = field(default_factory=dict)
+    _type_of_class: dict[type, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The runtime's own payloads, so every registry can read what a stream runner writes.
+        self.add_message(envelope_pb2.CommandRejected)
+
+    def add(self, schema: PayloadSchema) -> None:
+        if schema.version < 1:
+            raise ValueError(f"{schema.type}: schema versions start at 1")
+        versions = self._versions.setdefault(schema.type, {})
+        if schema.version in versions:
+            raise ValueError(f"{schema.type} v{schema.version} is already registered")
+        if schema.version > 1 and schema.upcast is None and schema.version - 1 in versions:
+            raise ValueError(f"{schema.type} v{schema.version} needs an upcaster from v1")
+        versions[schema.version] = schema
+        if schema.python_type is not None and schema.version == max(versions):
+            self._type_of_class[schema.python_type] = schema.type
+
+    def add_message(
+        self,
+        message_class: type[Message],
+        *,
+        type: str | None = None,
+        version: int = 1,
+        upcast: Upcaster | None = None,
+    ) -> None:
+        """Register a protobuf message; ``type`` defaults to its full name (``arena.x.v1.Y``)."""
+        name = type or message_class.DESCRIPTOR.full_name
+        self.add(
+            PayloadSchema(
+                type=name,
+                version=version,
+                content_type=PROTOBUF,
+                decode=message_class.FromString,
+                encode=lambda payload: payload.SerializeToString(deterministic=True),
+                upcast=upcast,
+                python_type=message_class,
+            )
+        )
+
+    def add_json(self, type: str, *, version: int = 1, upcast: Upcaster | None = None) -> None:
+        """Register a JSON payload type (any JSON value, written with sorted keys)."""
+        self.add(PayloadSchema(type, version, JSON, _decode_json, _encode_json, upcast))
+
+    def types(self) -> list[str]:
+        return sorted(self._versions)
+
+    def current(self, type: str) -> PayloadSchema:
+        versions = self._versions.get(type)
+        if not versions:
+            raise UnknownType(f"unknown payload type {type!r}")
+        return versions[max(versions)]
+
+    def type_of(self, payload: Any) -> str:
+        """The registered type of a protobuf payload (JSON payloads must name their type)."""
+        name = self._type_of_class.get(payload.__class__)
+        if name is None:
+            raise UnknownType(f"no payload type registered for {payload.__class__.__name__}")
+        return name
+
+    def encode(self, type: str, payload: Any) -> tuple[bytes, int, str]:
+        """Payload bytes at the current version: (bytes, schema_version, content_type)."""
+        schema = self.current(type)
+        if schema.python_type is not None and not isinstance(payload, schema.python_type):
+            raise TypeError(f"{type} expects {schema.python_type.__name__}, got {payload!r}")
+        return schema.encode(payload), schema.version, schema.content_type
+
+    def decode(self, type: str, version: int, content_type: str, data: bytes) -> Any:
+        """The payload upcast to the current version of its type."""
+        versions = self._versions.get(type)
+        if not versions:
+            raise UnknownType(f"unknown payload type {type!r}")
+        schema = versions.get(version)
+        if schema is None:
+            known = ", ".join(f"v{v}" for v in sorted(versions))
+            raise UnsupportedSchemaVersion(f"{type} v{version} is not readable here ({known})")
+        if content_type != schema.content_type:
+            raise UndecodableRecord(
+                f"{type} v{version} is {schema.content_type}, the record says {content_type!r}"
+            )
+        try:
+            payload = schema.decode(data)
+        except (DecodeError, UnicodeDecodeError, ValueError) as exc:
+            raise UndecodableRecord(f"{type} v{version} payload: {exc}") from exc
+        for target in range(version + 1, max(versions) + 1):
+            step = versions.get(target)
+            if step is None or step.upcast is None:
+                raise UnsupportedSchemaVersion(f"{type}: no upcaster from v{target - 1}")
+            try:
+                payload = step.upcast(payload)
+            except Exception as exc:
+                raise UndecodableRecord(f"{type}: upcast to v{target} failed: {exc!r}") from exc
+        return payload
+
+
+def _timestamp(moment: datetime) -> Timestamp:
+    if moment.tzinfo is None:
+        raise ValueError("envelope times must be timezone-aware")
+    stamp = Timestamp()
+    stamp.FromDatetime(moment)
+    return stamp
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def _require(value: object, name: str, what: str) -> None:
+    if not value:
+        raise UndecodableRecord(f"{what} without {name}")
+
+
+class Codec:
+    """Envelope <-> bytes (and log records) for one registry of payload schemas."""
+
+    def __init__(self, schemas: Schemas) -> None:
+        self.schemas = schemas
+
+    # -- events ---------------------------------------------------------------------------
+
+    def encode_event(self, event: Event) -> bytes:
+        payload, version, content_type = self.schemas.encode(event.type, event.payload)
+        message = envelope_pb2.Envelope(
+            event_id=event.event_id,
+            stream=event.stream,
+            sequence=event.sequence,
+            type=event.type,
+            schema_version=version,
+            time=_timestamp(event.time),
+            causation_id=event.causation_id,
+            correlation_id=event.correlation_id,
+            trace=envelope_pb2.TraceContext(
+                traceparent=event.traceparent, tracestate=event.tracestate
+            ),
+            payload=payload,
+            payload_content_type=content_type,
+        )
+        return message.SerializeToString(deterministic=True)
+
+    def decode_event(self, data: bytes) -> Event:
+        message = envelope_pb2.Envelope()
+        try:
+            message.ParseFromString(data)
+        except (DecodeError, ValueError) as exc:
+            raise UndecodableRecord(f"not an arena.v1.Envelope: {exc}") from exc
+        for name in ("event_id", "stream", "type", "sequence", "schema_version"):
+            _require(getattr(message, name), name, "event")
+        payload = self.schemas.decode(
+            message.type, message.schema_version, message.payload_content_type, message.payload
+        )
+        return Event(
+            event_id=message.event_id,
+            stream=message.stream,
+            sequence=message.sequence,
+            type=message.type,
+            payload=payload,
+            time=message.time.ToDatetime(tzinfo=UTC),
+            causation_id=message.causation_id,
+            correlation_id=message.correlation_id,
+            traceparent=message.trace.traceparent,
+            tracestate=message.trace.tracestate,
+            schema_version=message.schema_version,
+        )
+
+    def event_record(self, event: Event) -> OutgoingRecord:
+        """The record to append: keyed by stream, with routing and trace headers."""
+        return OutgoingRecord(
+            value=self.encode_event(event),
+            key=event.stream.encode(),
+            headers=_headers(EVENT_CONTENT_TYPE, event.type, event.traceparent, event.tracestate),
+        )
+
+    # -- commands -------------------------------------------------------------------------
+
+    def encode_command(self, command: Command) -> bytes:
+        payload, version, content_type = self.schemas.encode(command.type, command.payload)
+        message = envelope_pb2.CommandEnvelope(
+            command_id=command.command_id,
+            stream=command.stream,
+            type=command.type,
+            schema_version=version,
+            time=_timestamp(command.time),
+            causation_id=command.causation_id,
+            correlation_id=command.correlation_id,
+            trace=envelope_pb2.TraceContext(
+                traceparent=command.traceparent, tracestate=command.tracestate
+            ),
+            payload=payload,
+            payload_content_type=content_type,
+        )
+        return message.SerializeToString(deterministic=True)
+
+    def decode_command(self, data: bytes) -> Command:
+        message = envelope_pb2.CommandEnvelope()
+        try:
+            message.ParseFromString(data)
+        except (DecodeError, ValueError) as exc:
+            raise UndecodableRecord(f"not an arena.v1.CommandEnvelope: {exc}") from exc
+        for name in ("command_id", "stream", "type", "schema_version"):
+            _require(getattr(message, name), name, "command")
+        payload = self.schemas.decode(
+            message.type, message.schema_version, message.payload_content_type, message.payload
+        )
+        return Command(
+            command_id=message.command_id,
+            stream=message.stream,
+            type=message.type,
+            payload=payload,
+            time=message.time.ToDatetime(tzinfo=UTC),
+            causation_id=message.causation_id,
+            correlation_id=message.correlation_id,
+            traceparent=message.trace.traceparent,
+            tracestate=message.trace.tracestate,
+            schema_version=message.schema_version,
+        )
+
+    def command_record(self, command: Command) -> OutgoingRecord:
+        return OutgoingRecord(
+            value=self.encode_command(command),
+            key=command.stream.encode(),
+            headers=_headers(
+                COMMAND_CONTENT_TYPE, command.type, command.traceparent, command.tracestate
+            ),
+        )
+
+
+def _headers(content_type: str, type: str, traceparent: str, tracestate: str) -> Headers:
+    headers = [(CONTENT_TYPE_HEADER, content_type.encode()), (TYPE_HEADER, type.encode())]
+    if traceparent:
+        headers.append((TRACEPARENT_HEADER, traceparent.encode()))
+    if tracestate:
+        headers.append((TRACESTATE_HEADER, tracestate.encode()))
+    return tuple(headers)
+
+
+#: The process-wide registry; services add their payload types (``SCHEMAS.add_message(...)``).
+SCHEMAS = Schemas()
+
+#: Codec over SCHEMAS, used by default by the stream runner and the consumer loop.
+CODEC = Codec(SCHEMAS)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
