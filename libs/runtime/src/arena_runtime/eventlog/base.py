@@ -79,15 +79,33 @@ class UnknownTopicError(EventLogError):
     """The topic does not exist."""
 
 
+class InvalidRequestError(EventLogError, ValueError):
+    """A malformed request (bad topic name, partition out of range, negative offset, non-bytes
+    value); nothing was changed."""
+
+
+class CommitFailedError(EventLogError):
+    """The commit names a partition this member no longer owns (the group rebalanced); nothing
+    was committed and the records since the last commit will be delivered again."""
+
+
 class Consumer(abc.ABC):
     """A member of a consumer group. Offsets are committed explicitly, never automatically."""
 
     @abc.abstractmethod
-    async def start(self) -> None: ...
+    async def start(self) -> None:
+        """Join the group; UnknownTopicError if a subscribed topic does not exist."""
 
     @abc.abstractmethod
     async def stop(self) -> None:
         """Leave the group. Uncommitted progress is not committed."""
+
+    async def __aenter__(self) -> Consumer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
 
     @abc.abstractmethod
     async def poll(self, timeout_ms: int = 1000, max_records: int = 500) -> list[Record]:
@@ -95,7 +113,10 @@ class Consumer(abc.ABC):
 
     @abc.abstractmethod
     async def commit(self, offsets: Mapping[TopicPartition, int] | None = None) -> None:
-        """Commit the next offset to read per partition (default: everything returned by poll)."""
+        """Commit the next offset to read per partition (default: everything returned by poll).
+
+        CommitFailedError if a partition is not (or no longer) assigned to this member.
+        """
 
     @abc.abstractmethod
     async def committed(self, tp: TopicPartition) -> int | None:
@@ -107,7 +128,10 @@ class Consumer(abc.ABC):
 
     @abc.abstractmethod
     async def seek(self, tp: TopicPartition, offset: int) -> None:
-        """Read an assigned partition from the given offset on the next poll."""
+        """Read an assigned partition from the given offset on the next poll.
+
+        InvalidRequestError if the partition is not assigned to this member.
+        """
 
 
 class EventLog(abc.ABC):
@@ -118,6 +142,13 @@ class EventLog(abc.ABC):
 
     @abc.abstractmethod
     async def close(self) -> None: ...
+
+    async def __aenter__(self) -> EventLog:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
 
     @abc.abstractmethod
     async def create_topics(self, specs: Sequence[TopicSpec]) -> None:

@@ -1,0 +1,455 @@
+"""The embedded event log: Kafka's semantics in one SQLite file (WAL mode).
+
+Topics have partitions, a key picks its partition with Kafka's partitioner, offsets count per
+partition from 0, and consumer groups keep committed offsets in the same file. Every blocking
+SQLite call runs on one of two dedicated threads (a writer and a reader, each with its own
+connection), so the event loop stays responsive.
+
+Durability: an append is acknowledged only after its transaction has committed to the WAL, so a
+``kill -9`` of the process loses nothing acknowledged; ``synchronous="FULL"`` also fsyncs each
+commit, for power loss. Concurrent single appends are group-committed: one writer task takes every
+append pending when the previous transaction finished and commits them together.
+
+Several processes may share the file: writes serialise on SQLite's write lock, offsets are
+re-read when another connection has written (``PRAGMA data_version``), and group membership is
+kept in the file with heartbeats that expire (see embedded_consumer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import struct
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from arena_runtime.eventlog.base import (
+    Consumer,
+    EventLog,
+    EventLogError,
+    Headers,
+    OutgoingRecord,
+    Position,
+    Record,
+    TopicSpec,
+    UnknownTopicError,
+)
+from arena_runtime.eventlog.partitioner import partition_for
+from arena_runtime.eventlog.validation import check_position, check_records, check_spec
+
+T = TypeVar("T")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS topics (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    partitions INTEGER NOT NULL,
+    retention_ms INTEGER NOT NULL,
+    compacted INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS records (
+    topic_id INTEGER NOT NULL,
+    partition INTEGER NOT NULL,
+    "offset" INTEGER NOT NULL,
+    timestamp_ms INTEGER NOT NULL,
+    key BLOB,
+    value BLOB NOT NULL,
+    headers BLOB,
+    PRIMARY KEY (topic_id, partition, "offset")
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS group_offsets (
+    group_name TEXT NOT NULL,
+    topic_id INTEGER NOT NULL,
+    partition INTEGER NOT NULL,
+    "offset" INTEGER NOT NULL,
+    PRIMARY KEY (group_name, topic_id, partition)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS group_members (
+    group_name TEXT NOT NULL,
+    member_id TEXT NOT NULL,
+    topic_ids TEXT NOT NULL,
+    expires_ms INTEGER NOT NULL,
+    PRIMARY KEY (group_name, member_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS partition_owners (
+    group_name TEXT NOT NULL,
+    topic_id INTEGER NOT NULL,
+    partition INTEGER NOT NULL,
+    member_id TEXT NOT NULL,
+    PRIMARY KEY (group_name, topic_id, partition)
+) WITHOUT ROWID;
+"""
+
+_INSERT = (
+    'INSERT INTO records (topic_id, partition, "offset", timestamp_ms, key, value, headers) '
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_LAST_OFFSET = (
+    'SELECT "offset" FROM records WHERE topic_id = ? AND partition = ? '
+    'ORDER BY "offset" DESC LIMIT 1'
+)
+_READ = (
+    'SELECT "offset", timestamp_ms, key, value, headers FROM records '
+    'WHERE topic_id = ? AND partition = ? AND "offset" >= ? ORDER BY "offset" LIMIT ?'
+)
+
+
+def encode_headers(headers: Headers) -> bytes | None:
+    if not headers:
+        return None
+    parts = []
+    for name, value in headers:
+        raw = name.encode()
+        parts.append(struct.pack(">HI", len(raw), len(value)) + raw + value)
+    return b"".join(parts)
+
+
+def decode_headers(blob: bytes | None) -> Headers:
+    if not blob:
+        return ()
+    out = []
+    at = 0
+    while at < len(blob):
+        name_len, value_len = struct.unpack_from(">HI", blob, at)
+        at += 6
+        name = blob[at : at + name_len].decode()
+        at += name_len
+        out.append((name, blob[at : at + value_len]))
+        at += value_len
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicInfo:
+    id: int
+    name: str
+    partitions: int
+
+
+@dataclass(slots=True)
+class _Append:
+    topic_id: int
+    rows: list[tuple[int, bytes | None, bytes, bytes | None]]
+    future: asyncio.Future[list[int]]
+
+
+@dataclass(slots=True)
+class _Operation:
+    run: Callable[[sqlite3.Connection], Any]
+    future: asyncio.Future[Any]
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _connect(path: Path, synchronous: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(f"PRAGMA synchronous={synchronous}")
+    conn.execute("PRAGMA busy_timeout=30000")
+    return conn
+
+
+class EmbeddedEventLog(EventLog):
+    """An event log in one SQLite file; see the module docstring."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        topic_prefix: str = "",
+        synchronous: str = "NORMAL",
+        session_timeout_ms: int = 10_000,
+        heartbeat_interval_ms: int = 1_000,
+    ) -> None:
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError("synchronous must be NORMAL or FULL")
+        self.path = Path(path)
+        self.topic_prefix = topic_prefix
+        self.session_timeout_ms = session_timeout_ms
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self._synchronous = synchronous
+        self._topics: dict[str, TopicInfo] = {}
+        self._writer_pool: ThreadPoolExecutor | None = None
+        self._reader_pool: ThreadPoolExecutor | None = None
+        self._writer_conn: sqlite3.Connection | None = None
+        self._reader_conn: sqlite3.Connection | None = None
+        self._pending: list[_Append | _Operation] = []
+        self._wakeup = asyncio.Event()
+        self._writer_task: asyncio.Task[None] | None = None
+        self._next_offsets: dict[tuple[int, int], int] = {}
+        self._data_version: int | None = None
+        self._changed = asyncio.Event()
+        self._group_epochs: dict[str, int] = {}
+        self._closing = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._writer_task is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._writer_pool = ThreadPoolExecutor(1, thread_name_prefix="eventlog-writer")
+        self._reader_pool = ThreadPoolExecutor(1, thread_name_prefix="eventlog-reader")
+        loop = asyncio.get_running_loop()
+        self._writer_conn = await loop.run_in_executor(
+            self._writer_pool, _connect, self.path, self._synchronous
+        )
+        await loop.run_in_executor(self._writer_pool, self._writer_conn.executescript, SCHEMA)
+        self._reader_conn = await loop.run_in_executor(
+            self._reader_pool, _connect, self.path, self._synchronous
+        )
+        self._closing = False
+        self._writer_task = asyncio.create_task(self._write_loop(), name="eventlog-writer")
+
+    async def close(self) -> None:
+        if self._writer_task is None:
+            return
+        self._closing = True
+        self._wakeup.set()
+        await self._writer_task
+        self._writer_task = None
+        loop = asyncio.get_running_loop()
+        assert self._writer_pool and self._reader_pool
+        if self._writer_conn is not None:
+            await loop.run_in_executor(self._writer_pool, self._writer_conn.close)
+        if self._reader_conn is not None:
+            await loop.run_in_executor(self._reader_pool, self._reader_conn.close)
+        self._writer_pool.shutdown()
+        self._reader_pool.shutdown()
+        self._writer_conn = self._reader_conn = None
+        self._notify()
+
+    # -- topics ------------------------------------------------------------------------------
+
+    async def create_topics(self, specs: Sequence[TopicSpec]) -> None:
+        for spec in specs:
+            check_spec(spec)
+        rows = [
+            (self.topic_prefix + s.name, s.partitions, s.retention_ms, int(s.compacted))
+            for s in specs
+        ]
+
+        def create(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT OR IGNORE INTO topics (name, partitions, retention_ms, compacted) "
+                "VALUES (?, ?, ?, ?)",
+                rows,
+            )
+
+        await self.write(create)
+
+    async def topic(self, name: str) -> TopicInfo:
+        """The stored topic, from the cache or the file (another process may have created it)."""
+        info = self._topics.get(name)
+        if info is not None:
+            return info
+        row = await self.read_with(
+            lambda conn: conn.execute(
+                "SELECT id, partitions FROM topics WHERE name = ?", (self.topic_prefix + name,)
+            ).fetchone()
+        )
+        if row is None:
+            raise UnknownTopicError(f"unknown topic {name!r}")
+        info = TopicInfo(row[0], name, row[1])
+        self._topics[name] = info
+        return info
+
+    async def partitions(self, topic: str) -> int:
+        return (await self.topic(topic)).partitions
+
+    # -- appends -----------------------------------------------------------------------------
+
+    async def append(self, topic: str, records: Sequence[OutgoingRecord]) -> list[Position]:
+        info = await self.topic(topic)
+        check_records(topic, records, info.partitions)
+        if not records:
+            return []
+        partitions = info.partitions
+        rows = [
+            (
+                partition_for(r.key, partitions) if r.partition is None else r.partition,
+                r.key,
+                r.value,
+                encode_headers(r.headers),
+            )
+            for r in records
+        ]
+        future: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
+        self._submit(_Append(info.id, rows, future))
+        offsets = await future
+        return [Position(topic, row[0], off) for row, off in zip(rows, offsets, strict=True)]
+
+    async def write(self, run: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``run`` on the writer connection inside the next write transaction."""
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._submit(_Operation(run, future))
+        return await future
+
+    def _submit(self, item: _Append | _Operation) -> None:
+        if self._writer_task is None or self._closing:
+            raise EventLogError("the event log is not started")
+        self._pending.append(item)
+        self._wakeup.set()
+
+    async def _write_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            batch, self._pending = self._pending, []
+            if batch:
+                try:
+                    results = await loop.run_in_executor(
+                        self._writer_pool, self._write_batch, batch
+                    )
+                except BaseException as exc:  # the whole transaction failed
+                    for item in batch:
+                        if not item.future.done():
+                            item.future.set_exception(
+                                exc if isinstance(exc, Exception) else EventLogError(repr(exc))
+                            )
+                    if not isinstance(exc, Exception):
+                        raise
+                else:
+                    for item, (ok, value) in zip(batch, results, strict=True):
+                        if item.future.done():  # the caller was cancelled
+                            continue
+                        if ok:
+                            item.future.set_result(value)
+                        else:
+                            item.future.set_exception(value)
+                self._notify()
+            if self._closing and not self._pending:
+                return
+
+    def _write_batch(self, batch: list[_Append | _Operation]) -> list[tuple[bool, Any]]:
+        """One transaction for everything pending (runs on the writer thread)."""
+        conn = self._writer_conn
+        assert conn is not None
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            if version != self._data_version:  # another connection wrote: offsets may have moved
+                self._next_offsets.clear()
+                self._data_version = version
+            results: list[tuple[bool, Any]] = []
+            rows: list[tuple[Any, ...]] = []
+            ts = now_ms()
+            next_offsets = self._next_offsets
+            for item in batch:
+                if isinstance(item, _Append):
+                    tid = item.topic_id
+                    offsets = []
+                    for partition, key, value, headers in item.rows:
+                        slot = (tid, partition)
+                        offset = next_offsets.get(slot)
+                        if offset is None:
+                            last = conn.execute(_LAST_OFFSET, slot).fetchone()
+                            offset = 0 if last is None else last[0] + 1
+                        next_offsets[slot] = offset + 1
+                        offsets.append(offset)
+                        rows.append((tid, partition, offset, ts, key, value, headers))
+                    results.append((True, offsets))
+                else:
+                    if rows:
+                        conn.executemany(_INSERT, rows)
+                        rows = []
+                    conn.execute("SAVEPOINT op")
+                    try:
+                        value = item.run(conn)
+                    except Exception as exc:
+                        conn.execute("ROLLBACK TO op")
+                        results.append((False, exc))
+                    else:
+                        results.append((True, value))
+                    conn.execute("RELEASE op")
+            if rows:
+                conn.executemany(_INSERT, rows)
+            conn.execute("COMMIT")
+        except BaseException:
+            self._next_offsets.clear()
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return results
+
+    # -- reads -------------------------------------------------------------------------------
+
+    async def read_with(self, run: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``run`` on the reader connection (its own thread)."""
+        if self._reader_conn is None:
+            raise EventLogError("the event log is not started")
+        conn = self._reader_conn
+        return await asyncio.get_running_loop().run_in_executor(self._reader_pool, run, conn)
+
+    async def read(
+        self, topic: str, partition: int, offset: int, max_records: int = 1000
+    ) -> list[Record]:
+        info = await self.topic(topic)
+        check_position(topic, partition, info.partitions, offset)
+        return await self.read_with(
+            lambda conn: read_partition(conn, info, partition, offset, max_records)
+        )
+
+    async def end_offsets(self, topic: str) -> dict[int, int]:
+        info = await self.topic(topic)
+
+        def ends(conn: sqlite3.Connection) -> dict[int, int]:
+            out = {}
+            for p in range(info.partitions):
+                last = conn.execute(_LAST_OFFSET, (info.id, p)).fetchone()
+                out[p] = 0 if last is None else last[0] + 1
+            return out
+
+        return await self.read_with(ends)
+
+    # -- groups ------------------------------------------------------------------------------
+
+    def consumer(self, group: str, topics: Sequence[str]) -> Consumer:
+        from arena_runtime.eventlog.embedded_consumer import EmbeddedConsumer
+
+        return EmbeddedConsumer(self, group, list(topics))
+
+    def group_epoch(self, group: str) -> int:
+        """Bumped whenever a member of ``group`` in this process sees the membership change."""
+        return self._group_epochs.get(group, 0)
+
+    def bump_group(self, group: str) -> None:
+        self._group_epochs[group] = self._group_epochs.get(group, 0) + 1
+        self._notify()
+
+    async def wait_for_change(self, changed: asyncio.Event, timeout: float) -> None:
+        """Wait until ``changed`` (taken before reading) fires or ``timeout`` passes."""
+        if timeout <= 0:
+            return
+        try:
+            await asyncio.wait_for(changed.wait(), timeout)
+        except TimeoutError:
+            pass
+
+    @property
+    def changed(self) -> asyncio.Event:
+        """Set (then replaced) after every write transaction and group change in this process."""
+        return self._changed
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+
+def read_partition(
+    conn: sqlite3.Connection, info: TopicInfo, partition: int, offset: int, max_records: int
+) -> list[Record]:
+    name = info.name
+    return [
+        Record(name, partition, off, key, value, decode_headers(headers), ts)
+        for off, ts, key, value, headers in conn.execute(
+            _READ, (info.id, partition, offset, max_records)
+        ).fetchall()
+    ]

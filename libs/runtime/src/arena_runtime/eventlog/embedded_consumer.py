@@ -1,0 +1,316 @@
+"""Consumer groups of the embedded log, kept in the SQLite file so processes can share a group.
+
+Each member has a row in ``group_members`` with an expiry it pushes forward on every heartbeat (at
+most ``heartbeat_interval_ms`` apart while it polls); a member that stops polling for
+``session_timeout_ms`` is dropped by the next member that syncs. From the live members every member
+computes the same range assignment, releases the partitions it should no longer own and claims the
+free ones it should. Ownership lives in ``partition_owners``, so a partition is never owned twice:
+a new member gets a partition only after its previous owner has let go (or expired). Commits are
+fenced by ownership, like Kafka's generation check. Members in the same process are told of a
+change at once; across processes they notice at their next heartbeat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+
+from arena_runtime.eventlog.base import (
+    CommitFailedError,
+    Consumer,
+    EventLogError,
+    InvalidRequestError,
+    Record,
+    TopicPartition,
+)
+from arena_runtime.eventlog.embedded import EmbeddedEventLog, TopicInfo, now_ms, read_partition
+
+# How soon a member that is still waiting for a partition to be released tries again.
+_CLAIM_RETRY_S = 0.05
+# Longest wait between reads while polling, so appends by other processes are seen.
+_IDLE_READ_S = 0.1
+
+Slot = tuple[int, int]  # (topic id, partition)
+
+
+def range_assignment(
+    members: Sequence[tuple[str, Sequence[int]]], partitions: Mapping[int, int]
+) -> dict[str, set[Slot]]:
+    """Kafka's range assignor: per topic, consecutive partitions to members sorted by id."""
+    out: dict[str, set[Slot]] = {member: set() for member, _ in members}
+    for tid in sorted(partitions):
+        subscribers = sorted(member for member, topics in members if tid in topics)
+        if not subscribers:
+            continue
+        count = partitions[tid]
+        share, extra = divmod(count, len(subscribers))
+        start = 0
+        for i, member in enumerate(subscribers):
+            size = share + (1 if i < extra else 0)
+            out[member].update((tid, p) for p in range(start, start + size))
+            start += size
+    return out
+
+
+class EmbeddedConsumer(Consumer):
+    def __init__(self, log: EmbeddedEventLog, group: str, topics: list[str]) -> None:
+        if not group:
+            raise InvalidRequestError("a consumer group needs a name")
+        self._log = log
+        self._group = group
+        self._topic_names = topics
+        self._member = uuid.uuid4().hex
+        self._topics: dict[int, TopicInfo] = {}
+        self._owned: dict[TopicPartition, Slot] = {}
+        self._positions: dict[TopicPartition, int] = {}
+        self._consumed: dict[TopicPartition, int] = {}
+        self._next_sync = 0.0
+        self._seen_epoch = -1
+        self._members: tuple[str, ...] = ()
+        self._rotation = 0
+        self._started = False
+
+    # -- membership --------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        for name in self._topic_names:
+            info = await self._log.topic(name)
+            self._topics[info.id] = info
+        self._started = True
+        await self._sync()
+
+    async def stop(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        group, member = self._group, self._member
+
+        def leave(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "DELETE FROM group_members WHERE group_name = ? AND member_id = ?", (group, member)
+            )
+            conn.execute(
+                "DELETE FROM partition_owners WHERE group_name = ? AND member_id = ?",
+                (group, member),
+            )
+
+        try:
+            await self._log.write(leave)
+        finally:
+            self._owned.clear()
+            self._positions.clear()
+            self._consumed.clear()
+            self._log.bump_group(group)
+
+    async def _sync(self) -> None:
+        """Heartbeat, expire the dead, and converge on this member's share of the partitions."""
+        group, member = self._group, self._member
+        log = self._log
+        topic_ids = sorted(self._topics)
+        self._seen_epoch = log.group_epoch(group)
+
+        def sync(
+            conn: sqlite3.Connection,
+        ) -> tuple[tuple[str, ...], set[Slot], set[Slot], dict[Slot, int]]:
+            now = now_ms()
+            conn.execute(
+                "INSERT OR REPLACE INTO group_members (group_name, member_id, topic_ids, "
+                "expires_ms) VALUES (?, ?, ?, ?)",
+                (group, member, json.dumps(topic_ids), now + log.session_timeout_ms),
+            )
+            conn.execute(
+                "DELETE FROM group_members WHERE group_name = ? AND expires_ms < ?", (group, now)
+            )
+            conn.execute(
+                "DELETE FROM partition_owners WHERE group_name = ? AND member_id NOT IN "
+                "(SELECT member_id FROM group_members WHERE group_name = ?)",
+                (group, group),
+            )
+            members = [
+                (mid, json.loads(tids))
+                for mid, tids in conn.execute(
+                    "SELECT member_id, topic_ids FROM group_members WHERE group_name = ?", (group,)
+                )
+            ]
+            wanted = {tid for _, tids in members for tid in tids}
+            partitions = {
+                tid: n
+                for tid, n in conn.execute("SELECT id, partitions FROM topics")
+                if tid in wanted
+            }
+            target = range_assignment(members, partitions)[member]
+            owned = {
+                (tid, p)
+                for tid, p in conn.execute(
+                    "SELECT topic_id, partition FROM partition_owners "
+                    "WHERE group_name = ? AND member_id = ?",
+                    (group, member),
+                )
+            }
+            conn.executemany(
+                "DELETE FROM partition_owners WHERE group_name = ? AND topic_id = ? "
+                "AND partition = ? AND member_id = ?",
+                [(group, tid, p, member) for tid, p in owned - target],
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO partition_owners (group_name, topic_id, partition, "
+                "member_id) VALUES (?, ?, ?, ?)",
+                [(group, tid, p, member) for tid, p in target - owned],
+            )
+            now_owned = {
+                (tid, p)
+                for tid, p in conn.execute(
+                    "SELECT topic_id, partition FROM partition_owners "
+                    "WHERE group_name = ? AND member_id = ?",
+                    (group, member),
+                )
+            }
+            committed = {
+                (tid, p): off
+                for tid, p, off in conn.execute(
+                    'SELECT topic_id, partition, "offset" FROM group_offsets WHERE group_name = ?',
+                    (group,),
+                )
+                if (tid, p) in now_owned
+            }
+            return tuple(sorted(mid for mid, _ in members)), target, now_owned, committed
+
+        members, target, now_owned, committed = await log.write(sync)
+        changed = members != self._members
+        self._members = members
+        owned_before = set(self._owned.values())
+        if now_owned != owned_before:
+            changed = True
+            for tp, slot in list(self._owned.items()):
+                if slot not in now_owned:
+                    del self._owned[tp]
+                    self._positions.pop(tp, None)
+                    self._consumed.pop(tp, None)
+            for slot in now_owned - owned_before:
+                tp = TopicPartition(self._topics[slot[0]].name, slot[1])
+                self._owned[tp] = slot
+                self._positions[tp] = committed.get(slot, 0)
+        settled = now_owned == target
+        delay = log.heartbeat_interval_ms / 1000 if settled else _CLAIM_RETRY_S
+        self._next_sync = time.monotonic() + delay
+        if changed:
+            log.bump_group(self._group)
+            self._seen_epoch = log.group_epoch(self._group)
+
+    async def _sync_if_due(self) -> None:
+        if (
+            time.monotonic() >= self._next_sync
+            or self._log.group_epoch(self._group) != self._seen_epoch
+        ):
+            await self._sync()
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        return frozenset(self._owned)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    async def poll(self, timeout_ms: int = 1000, max_records: int = 500) -> list[Record]:
+        if not self._started:
+            raise EventLogError("the consumer is not started")
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            changed = self._log.changed
+            await self._sync_if_due()
+            records = await self._read(max_records)
+            if records:
+                return records
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._started:
+                return []
+            wait = min(remaining, _IDLE_READ_S, max(0.0, self._next_sync - time.monotonic()))
+            await self._log.wait_for_change(changed, wait)
+
+    async def _read(self, max_records: int) -> list[Record]:
+        if not self._owned:
+            return []
+        order = sorted(self._owned, key=lambda tp: (tp.topic, tp.partition))
+        self._rotation = (self._rotation + 1) % len(order)
+        order = order[self._rotation :] + order[: self._rotation]
+        jobs = [(tp, self._topics[self._owned[tp][0]], self._positions[tp]) for tp in order]
+
+        def read_all(conn: sqlite3.Connection) -> list[list[Record]]:
+            out = []
+            left = max_records
+            for tp, info, offset in jobs:
+                if left <= 0:
+                    break
+                chunk = read_partition(conn, info, tp.partition, offset, left)
+                if chunk:
+                    out.append(chunk)
+                    left -= len(chunk)
+            return out
+
+        chunks = await self._log.read_with(read_all)
+        records: list[Record] = []
+        for chunk in chunks:
+            tp = TopicPartition(chunk[0].topic, chunk[0].partition)
+            if tp not in self._owned:  # revoked while reading
+                continue
+            nxt = chunk[-1].offset + 1
+            self._positions[tp] = nxt
+            self._consumed[tp] = nxt
+            records.extend(chunk)
+        return records
+
+    async def seek(self, tp: TopicPartition, offset: int) -> None:
+        if tp not in self._owned:
+            raise InvalidRequestError(f"{tp} is not assigned to this consumer")
+        if offset < 0:
+            raise InvalidRequestError(f"offset must be >= 0, not {offset}")
+        self._positions[tp] = offset
+        self._consumed.pop(tp, None)
+
+    # -- offsets -----------------------------------------------------------------------------
+
+    async def commit(self, offsets: Mapping[TopicPartition, int] | None = None) -> None:
+        if offsets is None:
+            offsets = dict(self._consumed)
+        rows = []
+        for tp, offset in offsets.items():
+            slot = self._owned.get(tp)
+            if slot is None:
+                raise CommitFailedError(f"{tp} is not assigned to this consumer")
+            if offset < 0:
+                raise InvalidRequestError(f"offset must be >= 0, not {offset}")
+            rows.append((slot, offset))
+        if not rows:
+            return
+        group, member = self._group, self._member
+
+        def commit(conn: sqlite3.Connection) -> None:
+            for (tid, p), offset in rows:
+                owner = conn.execute(
+                    "SELECT member_id FROM partition_owners WHERE group_name = ? "
+                    "AND topic_id = ? AND partition = ?",
+                    (group, tid, p),
+                ).fetchone()
+                if owner is None or owner[0] != member:
+                    raise CommitFailedError(f"partition {p} was reassigned; commit refused")
+                conn.execute(
+                    'INSERT OR REPLACE INTO group_offsets (group_name, topic_id, partition, "offset")'
+                    " VALUES (?, ?, ?, ?)",
+                    (group, tid, p, offset),
+                )
+
+        await self._log.write(commit)
+
+    async def committed(self, tp: TopicPartition) -> int | None:
+        info = await self._log.topic(tp.topic)
+        group = self._group
+        row = await self._log.read_with(
+            lambda conn: conn.execute(
+                'SELECT "offset" FROM group_offsets WHERE group_name = ? AND topic_id = ? '
+                "AND partition = ?",
+                (group, info.id, tp.partition),
+            ).fetchone()
+        )
+        return None if row is None else int(row[0])

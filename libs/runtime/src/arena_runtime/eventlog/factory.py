@@ -1,0 +1,19 @@
+"""Pick the event log the settings ask for: Kafka when a bootstrap address is given, else embedded."""
+
+from __future__ import annotations
+
+from arena_runtime.config import Settings
+from arena_runtime.eventlog.base import EventLog
+
+EMBEDDED_FILE = "events.db"
+
+
+def open_event_log(settings: Settings) -> EventLog:
+    """The configured event log, not yet started (``await log.start()`` or ``async with log``)."""
+    if settings.kafka_bootstrap:
+        from arena_runtime.eventlog.kafka import KafkaEventLog
+
+        return KafkaEventLog(settings.kafka_bootstrap, topic_prefix=settings.topic_prefix)
+    from arena_runtime.eventlog.embedded import EmbeddedEventLog
+
+    return EmbeddedEventLog(settings.data_dir / EMBEDDED_FILE, topic_prefix=settings.topic_prefix)

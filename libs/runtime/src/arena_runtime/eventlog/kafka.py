@@ -1,0 +1,354 @@
+"""The event log on Kafka, through aiokafka.
+
+Appends wait for ``acks=all``. The idempotent producer stays off (Tansu, the broker the tests
+start, does not implement it); a duplicate from a retried send is harmless because readers apply
+an event only if its stream sequence is the next one.
+
+Partitions are chosen here with the same partitioner as the embedded log and passed explicitly,
+so both logs place every key alike. Topics are checked against the cluster's full metadata before
+use: brokers (Kafka by default, Tansu always) create a topic on a metadata request naming it, which
+would turn a typo into a new topic instead of an UnknownTopicError.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
+from aiokafka import TopicPartition as KafkaTopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import CommitFailedError as KafkaCommitFailedError
+from aiokafka.errors import IllegalStateError, KafkaError
+
+from arena_runtime.eventlog.base import (
+    CommitFailedError,
+    Consumer,
+    EventLog,
+    EventLogError,
+    InvalidRequestError,
+    OutgoingRecord,
+    Position,
+    Record,
+    TopicPartition,
+    TopicSpec,
+    UnknownTopicError,
+)
+from arena_runtime.eventlog.partitioner import partition_for
+from arena_runtime.eventlog.validation import check_position, check_records, check_spec
+
+_TOPIC_ALREADY_EXISTS = 36
+
+C = TypeVar("C")
+
+
+def _require(client: C | None) -> C:
+    if client is None:
+        raise EventLogError("the event log is not started")
+    return client
+
+
+def topic_configs(spec: TopicSpec) -> dict[str, str]:
+    if spec.compacted:
+        return {"cleanup.policy": "compact"}
+    return {"cleanup.policy": "delete", "retention.ms": str(spec.retention_ms)}
+
+
+class KafkaEventLog(EventLog):
+    def __init__(
+        self,
+        bootstrap: str,
+        *,
+        topic_prefix: str = "",
+        replication_factor: int = 1,
+        client_id: str = "arena",
+    ) -> None:
+        self.bootstrap = bootstrap
+        self.topic_prefix = topic_prefix
+        self.replication_factor = replication_factor
+        self.client_id = client_id
+        self._partitions: dict[str, int] = {}
+        self._producer: AIOKafkaProducer | None = None
+        self._admin: AIOKafkaAdminClient | None = None
+        self._reader: AIOKafkaConsumer | None = None
+        self._reader_lock = asyncio.Lock()
+        self._known_ends: dict[KafkaTopicPartition, int] = {}
+
+    async def start(self) -> None:
+        if self._producer is not None:
+            return
+        self._admin = AIOKafkaAdminClient(
+            bootstrap_servers=self.bootstrap, client_id=self.client_id
+        )
+        self._producer = AIOKafkaProducer(
+            bootstrap_servers=self.bootstrap,
+            client_id=self.client_id,
+            acks="all",
+            enable_idempotence=False,
+        )
+        self._reader = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap,
+            client_id=self.client_id,
+            group_id=None,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+        )
+        try:
+            await self._admin.start()
+            await self._producer.start()
+            await self._reader.start()
+        except KafkaError as exc:
+            await self.close()
+            raise EventLogError(f"cannot reach Kafka at {self.bootstrap}: {exc}") from exc
+
+    async def close(self) -> None:
+        for client in (self._reader, self._producer):
+            if client is not None:
+                await client.stop()
+        if self._admin is not None:
+            await self._admin.close()
+        self._reader = self._producer = self._admin = None
+
+    def physical(self, topic: str) -> str:
+        return self.topic_prefix + topic
+
+    # -- topics ------------------------------------------------------------------------------
+
+    async def create_topics(self, specs: Sequence[TopicSpec]) -> None:
+        for spec in specs:
+            check_spec(spec)
+        if not specs:
+            return
+        admin = _require(self._admin)
+        response = await admin.create_topics(
+            [
+                NewTopic(
+                    self.physical(s.name),
+                    s.partitions,
+                    self.replication_factor,
+                    topic_configs=topic_configs(s),
+                )
+                for s in specs
+            ]
+        )
+        for topic, code, message in response.topic_errors:
+            if code not in (0, _TOPIC_ALREADY_EXISTS):
+                raise EventLogError(f"cannot create topic {topic}: error {code} {message}")
+
+    async def partitions(self, topic: str) -> int:
+        count = self._partitions.get(topic)
+        if count is None:
+            producer = _require(self._producer)
+            # All topics, so the broker is not asked about (and does not create) this one.
+            cluster = await producer.client.fetch_all_metadata()
+            found = cluster.partitions_for_topic(self.physical(topic))
+            if not found:
+                raise UnknownTopicError(f"unknown topic {topic!r}")
+            count = self._partitions[topic] = len(found)
+        return count
+
+    # -- appends and reads -------------------------------------------------------------------
+
+    async def append(self, topic: str, records: Sequence[OutgoingRecord]) -> list[Position]:
+        partitions = await self.partitions(topic)
+        check_records(topic, records, partitions)
+        producer = _require(self._producer)
+        name = self.physical(topic)
+        try:
+            futures = [
+                await producer.send(
+                    name,
+                    r.value,
+                    key=r.key,
+                    partition=partition_for(r.key, partitions)
+                    if r.partition is None
+                    else r.partition,
+                    headers=list(r.headers) if r.headers else None,
+                )
+                for r in records
+            ]
+            done = await asyncio.gather(*futures)
+        except KafkaError as exc:
+            raise EventLogError(f"append to {topic} failed: {exc}") from exc
+        return [Position(topic, md.partition, md.offset) for md in done]
+
+    async def read(
+        self, topic: str, partition: int, offset: int, max_records: int = 1000
+    ) -> list[Record]:
+        partitions = await self.partitions(topic)
+        check_position(topic, partition, partitions, offset)
+        reader = _require(self._reader)
+        tp = KafkaTopicPartition(self.physical(topic), partition)
+        async with self._reader_lock:
+            end = self._known_ends.get(tp, 0)
+            if offset >= end:
+                end = (await self._true_ends([tp]))[tp]
+            if offset >= end:
+                return []
+            reader.assign([tp])
+            reader.seek(tp, offset)
+            out: list[Record] = []
+            position = offset
+            while len(out) < max_records and position < end:
+                batch = await reader.getmany(
+                    tp, timeout_ms=1000, max_records=max_records - len(out)
+                )
+                for r in batch.get(tp, ()):
+                    out.append(
+                        Record(
+                            topic,
+                            partition,
+                            r.offset,
+                            r.key,
+                            r.value,
+                            tuple(r.headers),
+                            r.timestamp,
+                        )
+                    )
+                    position = r.offset + 1
+                end = max(end, reader.highwater(tp) or 0)
+            self._known_ends[tp] = end
+            return out
+
+    async def end_offsets(self, topic: str) -> dict[int, int]:
+        partitions = await self.partitions(topic)
+        name = self.physical(topic)
+        async with self._reader_lock:
+            ends = await self._true_ends([KafkaTopicPartition(name, p) for p in range(partitions)])
+        return {tp.partition: end for tp, end in ends.items()}
+
+    async def _true_ends(self, tps: list[KafkaTopicPartition]) -> dict[KafkaTopicPartition, int]:
+        """End offsets, confirmed by the high watermark of a fetch of each partition's tail.
+
+        Tansu answers ListOffsets(latest) with the base offset of the last batch plus one, not
+        the offset after its last record; a fetch from there reports the true high watermark.
+        On Kafka the two agree and the fetch only costs a round trip.
+        """
+        reader = _require(self._reader)
+        ends: dict[KafkaTopicPartition, int] = dict(await reader.end_offsets(tps))
+        pending = {tp for tp, end in ends.items() if end > 0}
+        if pending:
+            reader.assign(list(pending))
+            for tp in pending:
+                reader.seek(tp, ends[tp] - 1)
+            deadline = asyncio.get_running_loop().time() + 10
+            while pending and asyncio.get_running_loop().time() < deadline:
+                fetched = await reader.getmany(*pending, timeout_ms=1000, max_records=1)
+                for tp in fetched:
+                    ends[tp] = max(ends[tp], reader.highwater(tp) or 0)
+                    pending.discard(tp)
+        self._known_ends.update(ends)
+        return ends
+
+    def consumer(self, group: str, topics: Sequence[str]) -> Consumer:
+        return KafkaConsumer(self, group, list(topics))
+
+
+class _ForgetRevoked(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, consumed: dict[KafkaTopicPartition, int]) -> None:
+        self._consumed = consumed
+
+    async def on_partitions_revoked(self, revoked: set[KafkaTopicPartition]) -> None:
+        for tp in revoked:
+            self._consumed.pop(tp, None)
+
+    async def on_partitions_assigned(self, assigned: set[KafkaTopicPartition]) -> None:
+        pass
+
+
+class KafkaConsumer(Consumer):
+    """A group member; the broker assigns partitions, offsets are committed explicitly."""
+
+    def __init__(self, log: KafkaEventLog, group: str, topics: list[str]) -> None:
+        if not group:
+            raise InvalidRequestError("a consumer group needs a name")
+        self._log = log
+        self._group = group
+        self._topics = topics
+        self._consumer: AIOKafkaConsumer | None = None
+        self._consumed: dict[KafkaTopicPartition, int] = {}
+        self._prefix_len = len(log.topic_prefix)
+
+    async def start(self) -> None:
+        for topic in self._topics:
+            await self._log.partitions(topic)
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=self._log.bootstrap,
+            client_id=self._log.client_id,
+            # Prefixed like topics, so sessions sharing a broker never join each other's groups.
+            group_id=self._log.physical(self._group),
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+        )
+        await consumer.start()
+        consumer.subscribe(
+            [self._log.physical(t) for t in self._topics], listener=_ForgetRevoked(self._consumed)
+        )
+        self._consumer = consumer
+
+    async def stop(self) -> None:
+        if self._consumer is not None:
+            await self._consumer.stop()
+            self._consumer = None
+            self._consumed.clear()
+
+    def _kafka_tp(self, tp: TopicPartition) -> KafkaTopicPartition:
+        return KafkaTopicPartition(self._log.physical(tp.topic), tp.partition)
+
+    async def poll(self, timeout_ms: int = 1000, max_records: int = 500) -> list[Record]:
+        consumer = _require(self._consumer)
+        batches = await consumer.getmany(timeout_ms=timeout_ms, max_records=max_records)
+        cut = self._prefix_len
+        out: list[Record] = []
+        for tp, batch in batches.items():
+            if not batch:
+                continue
+            topic = tp.topic[cut:]
+            out.extend(
+                Record(topic, r.partition, r.offset, r.key, r.value, tuple(r.headers), r.timestamp)
+                for r in batch
+            )
+            self._consumed[tp] = batch[-1].offset + 1
+        return out
+
+    async def commit(self, offsets: Mapping[TopicPartition, int] | None = None) -> None:
+        consumer = _require(self._consumer)
+        if offsets is None:
+            assigned = consumer.assignment()
+            kafka_offsets = {tp: o for tp, o in self._consumed.items() if tp in assigned}
+        else:
+            kafka_offsets = {}
+            for tp, offset in offsets.items():
+                if offset < 0:
+                    raise InvalidRequestError(f"offset must be >= 0, not {offset}")
+                kafka_offsets[self._kafka_tp(tp)] = offset
+        if not kafka_offsets:
+            return
+        try:
+            await consumer.commit(kafka_offsets)
+        except (KafkaCommitFailedError, IllegalStateError) as exc:
+            raise CommitFailedError(str(exc)) from exc
+
+    async def committed(self, tp: TopicPartition) -> int | None:
+        consumer = _require(self._consumer)
+        offset = await consumer.committed(self._kafka_tp(tp))
+        return None if offset is None else int(offset)
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        if self._consumer is None:
+            return frozenset()
+        cut = self._prefix_len
+        return frozenset(
+            TopicPartition(tp.topic[cut:], tp.partition) for tp in self._consumer.assignment()
+        )
+
+    async def seek(self, tp: TopicPartition, offset: int) -> None:
+        consumer = _require(self._consumer)
+        ktp = self._kafka_tp(tp)
+        if ktp not in consumer.assignment():
+            raise InvalidRequestError(f"{tp} is not assigned to this consumer")
+        if offset < 0:
+            raise InvalidRequestError(f"offset must be >= 0, not {offset}")
+        consumer.seek(ktp, offset)
+        self._consumed.pop(ktp, None)
