@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+from arena_runtime.envelope import UndecodableRecord
 from arena_runtime.eventlog import Record
 from arena_runtime.sql import MalformedRecordError, Projection
 from sqlalchemy import Column, Integer, MetaData, String, Table, insert, select
@@ -46,6 +47,8 @@ class Ledger(Projection):
     async def apply(self, session: AsyncSession, record: Record) -> None:
         if record.value == b"malformed":
             raise MalformedRecordError("not an event")
+        if record.value == b"undecodable":
+            raise UndecodableRecord("not an envelope")
         if record.value == self.fail_on:
             raise RuntimeError("bug in the projection")
         await session.execute(

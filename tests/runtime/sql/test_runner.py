@@ -98,18 +98,23 @@ async def test_a_failing_batch_leaves_rows_and_offsets_untouched(
 async def test_malformed_records_are_skipped_and_counted(
     sessions: async_sessionmaker[AsyncSession],
 ) -> None:
-    from arena_runtime.sql.runner import SKIPPED
+    from arena_runtime.metrics import sample
 
-    before = SKIPPED.labels("ledger")._value.get()
+    series = "arena_malformed_records_total"
+    labels = {"topic": TOPICS[0], "group": "projection:ledger", "reason": "malformed"}
+    before = sample(series, labels)
+    undecodable = {**labels, "reason": "undecodable"}
+    before_undecodable = sample(series, undecodable)
     log = MemoryLog()
     await log.create_topics([TopicSpec(TOPICS[0])])
-    values = [b"v0", b"malformed", b"v2"]
+    values = [b"v0", b"malformed", b"v2", b"undecodable", b"v4"]
     await log.append(TOPICS[0], [OutgoingRecord(value=v) for v in values])
     runner = ProjectionRunner(Ledger(), log, sessions)
-    assert await runner.catch_up() == 3
-    assert [o for _, _, o in await ledger_rows(sessions)] == [0, 2]
+    assert await runner.catch_up() == 5
+    assert [o for _, _, o in await ledger_rows(sessions)] == [0, 2, 4]
     assert await runner.lag() == 0
-    assert SKIPPED.labels("ledger")._value.get() == before + 1
+    assert sample(series, labels) == before + 1
+    assert sample(series, undecodable) == before_undecodable + 1
 
 
 @pytest.mark.usefixtures("ledger_table")

@@ -50,6 +50,13 @@ class Settings(BaseSettings):
     log_format: str = Field("json", pattern=r"^(json|console)$")
     otel_exporter_endpoint: str | None = Field(None, description="OTLP/HTTP endpoint; unset: off")
     service_name: str = Field("arena", description="Service name in telemetry.")
+    projection_batch_size: int = Field(
+        500, ge=1, le=100_000, description="Records a projection applies per SQL transaction."
+    )
+    projection_poll_ms: int = Field(
+        200, ge=1, le=60_000, description="How long an idle projection waits before polling."
+    )
+    cache_prefix: str = Field("arena:", description="Prepended to every Redis key and channel.")
 
     @field_validator("log_level", mode="before")
     @classmethod

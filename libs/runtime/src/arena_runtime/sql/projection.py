@@ -16,7 +16,10 @@ class MalformedRecordError(Exception):
 
     The runner logs the record's topic, partition and offset, counts it and moves past it.
     ``apply`` must raise it before writing anything, since the rest of the batch commits.
+    The envelope's own decode errors (``arena_runtime.envelope.EnvelopeError``) are treated alike.
     """
+
+    reason = "malformed"
 
 
 class ProjectionError(Exception):

@@ -23,7 +23,9 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from arena_runtime.envelope import EnvelopeError
 from arena_runtime.eventlog.base import EventLog, Record, TopicPartition, UnknownTopicError
+from arena_runtime.metrics import MALFORMED_RECORDS
 from arena_runtime.sql.metadata import projection_offsets
 from arena_runtime.sql.projection import MalformedRecordError, Projection, check_projection
 
@@ -31,9 +33,6 @@ log = logging.getLogger(__name__)
 
 APPLIED = Counter(
     "arena_projection_records_applied", "Records applied by projections", ["projection"]
-)
-SKIPPED = Counter(
-    "arena_projection_records_skipped", "Malformed records skipped by projections", ["projection"]
 )
 CONFLICTS = Counter(
     "arena_projection_offset_conflicts",
@@ -72,6 +71,11 @@ class ProjectionRunner:
     @property
     def name(self) -> str:
         return self.projection.name
+
+    @property
+    def group(self) -> str:
+        """The label this runner's metrics carry where consumer loops put their group."""
+        return f"projection:{self.name}"
 
     async def stored_offsets(self) -> dict[TopicPartition, int]:
         """The offsets in SQL: per partition, the next record to apply."""
@@ -186,13 +190,13 @@ class ProjectionRunner:
 
     async def _apply_batch(self, tp: TopicPartition, start: int, records: list[Record]) -> None:
         next_offset = records[-1].offset + 1
-        skipped = 0
+        skipped: list[str] = []
         async with self._sessions() as session, session.begin():
             for record in records:
                 try:
                     await self.projection.apply(session, record)
-                except MalformedRecordError as exc:
-                    skipped += 1
+                except (MalformedRecordError, EnvelopeError) as exc:
+                    skipped.append(exc.reason)
                     log.warning(
                         "projection %s skipped malformed record %s/%d@%d: %s",
                         self.name,
@@ -215,6 +219,6 @@ class ProjectionRunner:
                 raise OffsetConflictError(f"{self.name}: {tp.topic}/{tp.partition} moved")
         assert self._next is not None
         self._next[tp] = next_offset
-        APPLIED.labels(self.name).inc(len(records) - skipped)
-        if skipped:
-            SKIPPED.labels(self.name).inc(skipped)
+        APPLIED.labels(self.name).inc(len(records) - len(skipped))
+        for reason in skipped:
+            MALFORMED_RECORDS.labels(tp.topic, self.group, reason).inc()
