@@ -1,0 +1,334 @@
+"""The stream runner: fold a stream's events into state and answer its commands, once each.
+
+A stream is one aggregate (a match, a room, a player's rating). Its events live on one event
+topic, keyed by the stream id, so they share a partition; each carries the stream's sequence
+number 1, 2, 3 … The rules of DESIGN.md, made reusable:
+
+* **Next sequence only.** A reader applies an event only if its sequence is the next one for its
+  stream; the first event with a given number in log order wins and later ones are ignored.
+  Duplicated and replayed deliveries, and a zombie writer that lost a race, change nothing.
+* **Idempotent commands.** Every event records the command that caused it (``causation_id``),
+  and a rejection is recorded as an ``arena.v1.CommandRejected`` event, so the answer to every
+  command id is in the log. A command already answered gets the same answer again and appends
+  nothing, even after a restart.
+* **The log decides races.** The runner appends a command's events with the next sequence
+  numbers, then reads its partition back up to them. If another writer's events took those
+  numbers first, ours are ignored like everyone else's and the command is decided again on the
+  state that won.
+
+A runner keeps every stream of the partitions it has touched in memory and reads each
+partition forward from where it stopped; one command's events are appended in one call, which
+both event logs store contiguously.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from google.protobuf.message import Message
+from opentelemetry.trace import SpanKind
+
+from arena_runtime import metrics, telemetry
+from arena_runtime.envelope import CODEC, Codec, Command, EnvelopeError, Event, new_id, now
+from arena_runtime.eventlog.base import EventLog, Record
+from arena_runtime.eventlog.partitioner import partition_for
+from arena_runtime.proto_gen.arena.v1.envelope_pb2 import CommandRejected
+
+S = TypeVar("S")
+
+REJECTED_TYPE = CommandRejected.DESCRIPTOR.full_name
+
+log = telemetry.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A command the stream refuses; recorded, so a repeat gets the same refusal."""
+
+    code: str
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event a decision produces: its payload type and payload (current schema version)."""
+
+    type: str
+    payload: Any
+
+
+#: What ``decide`` returns: the new events (protobuf messages or NewEvent), or a Rejection.
+Decision = Sequence[Message | NewEvent] | Rejection
+Apply = Callable[[S, Event], S]
+Decide = Callable[[S, Command], Decision]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The outcome of one command: the events it caused, or its rejection."""
+
+    command_id: str
+    stream: str
+    events: tuple[Event, ...] = ()
+    rejection: Rejection | None = None
+    #: True when the command had been answered before and nothing was appended this time.
+    repeated: bool = False
+
+    @property
+    def accepted(self) -> bool:
+        return self.rejection is None
+
+
+@dataclass
+class StreamView(Generic[S]):
+    """A stream as folded so far: its state, last applied sequence, and answered commands."""
+
+    stream: str
+    state: S
+    sequence: int = 0
+    answers: dict[str, Answer] = field(default_factory=dict)
+
+
+class StreamConflictError(Exception):
+    """A command lost the race for the next sequence numbers on every attempt."""
+
+
+class SequenceGate:
+    """The reading rule alone: admit an event only if it is its stream's next one.
+
+    For consumers that keep their own read models (projections, fan-out) rather than a runner.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[str, int] = {}
+
+    def last(self, stream: str) -> int:
+        return self._last.get(stream, 0)
+
+    def admit(self, event: Event) -> bool:
+        if event.sequence != self._last.get(event.stream, 0) + 1:
+            return False
+        self._last[event.stream] = event.sequence
+        return True
+
+
+def fold(initial: S, apply: Apply[S], events: Iterable[Event]) -> tuple[S, int]:
+    """Fold one stream's events in log order by the reading rule: (state, last sequence)."""
+    state, sequence = initial, 0
+    for event in events:
+        if event.sequence == sequence + 1:
+            if event.type != REJECTED_TYPE:
+                state = apply(state, event)
+            sequence = event.sequence
+    return state, sequence
+
+
+class StreamRunner(Generic[S]):
+    """Folds and writes the streams of one event topic.
+
+    ``initial(stream_id)`` is a stream's state before its first event; ``apply(state, event)``
+    folds one event (it must not fail on an event it has accepted before); ``decide(state,
+    command)`` returns the command's new events or a Rejection, and must be pure.
+    """
+
+    def __init__(
+        self,
+        log: EventLog,
+        topic: str,
+        *,
+        initial: Callable[[str], S],
+        apply: Apply[S],
+        decide: Decide[S],
+        codec: Codec = CODEC,
+        clock: Callable[[], datetime] = now,
+        max_attempts: int = 3,
+        read_batch: int = 1000,
+    ) -> None:
+        self.log = log
+        self.topic = topic
+        self.initial = initial
+        self.apply = apply
+        self.decide = decide
+        self.codec = codec
+        self.clock = clock
+        self.max_attempts = max_attempts
+        self.read_batch = read_batch
+        self._partitions: int | None = None
+        self._next_offset: dict[int, int] = {}
+        self._locks: dict[int, asyncio.Lock] = {}
+        self._streams: dict[str, StreamView[S]] = {}
+
+    async def partition_of(self, stream: str) -> int:
+        if self._partitions is None:
+            self._partitions = await self.log.partitions(self.topic)
+        return partition_for(stream.encode(), self._partitions)
+
+    async def load(self, stream: str) -> StreamView[S]:
+        """The stream folded up to the current end of its partition."""
+        partition = await self.partition_of(stream)
+        async with self._lock(partition):
+            await self._catch_up(partition)
+        return self._view(stream)
+
+    async def catch_up(self) -> None:
+        """Read every partition of the topic up to its end (e.g. before serving reads)."""
+        if self._partitions is None:
+            self._partitions = await self.log.partitions(self.topic)
+        for partition in range(self._partitions):
+            async with self._lock(partition):
+                await self._catch_up(partition)
+
+    async def handle(self, command: Command) -> Answer:
+        """Answer a command exactly once per command id; see the module docstring."""
+        partition = await self.partition_of(command.stream)
+        with telemetry.tracer().start_as_current_span(
+            f"{command.type} handle", attributes={"arena.stream": command.stream}
+        ):
+            async with self._lock(partition):
+                for _ in range(self.max_attempts):
+                    await self._catch_up(partition)
+                    view = self._view(command.stream)
+                    answered = view.answers.get(command.command_id)
+                    if answered is not None:
+                        metrics.COMMANDS.labels(self.topic, "repeated").inc()
+                        return replace(answered, repeated=True)
+                    events = self._events_for(view, command)
+                    if not events:
+                        metrics.COMMANDS.labels(self.topic, "accepted").inc()
+                        return Answer(command.command_id, command.stream)
+                    until = await self._append(partition, events)
+                    await self._catch_up(partition, until)
+                    answered = view.answers.get(command.command_id)
+                    if answered is not None:
+                        ours = answered.events[0].event_id == events[0].event_id
+                        outcome = "accepted" if answered.accepted else "rejected"
+                        metrics.COMMANDS.labels(self.topic, outcome if ours else "repeated").inc()
+                        return answered if ours else replace(answered, repeated=True)
+                    # Another command's events took our sequence numbers: decide again.
+                    metrics.COMMANDS.labels(self.topic, "retried").inc()
+        raise StreamConflictError(
+            f"{command.stream}: command {command.command_id} lost {self.max_attempts} races"
+        )
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _lock(self, partition: int) -> asyncio.Lock:
+        return self._locks.setdefault(partition, asyncio.Lock())
+
+    def _view(self, stream: str) -> StreamView[S]:
+        view = self._streams.get(stream)
+        if view is None:
+            view = self._streams[stream] = StreamView(stream, self.initial(stream))
+        return view
+
+    def _events_for(self, view: StreamView[S], command: Command) -> list[Event]:
+        decision = self.decide(view.state, command)
+        if isinstance(decision, Rejection):
+            decided: Sequence[Message | NewEvent] = [
+                CommandRejected(
+                    command_id=command.command_id,
+                    command_type=command.type,
+                    code=decision.code,
+                    message=decision.message,
+                )
+            ]
+        else:
+            decided = decision
+        moment = self.clock()
+        events = []
+        for number, item in enumerate(decided, start=view.sequence + 1):
+            if isinstance(item, NewEvent):
+                type_, payload = item.type, item.payload
+            else:
+                type_, payload = self.codec.schemas.type_of(item), item
+            events.append(
+                Event(
+                    event_id=new_id(),
+                    stream=command.stream,
+                    sequence=number,
+                    type=type_,
+                    payload=payload,
+                    time=moment,
+                    causation_id=command.command_id,
+                    correlation_id=command.correlation_id or command.command_id,
+                )
+            )
+        return events
+
+    async def _append(self, partition: int, events: list[Event]) -> int:
+        """Append one command's events in one call; returns the offset after the last one."""
+        with telemetry.tracer().start_as_current_span(
+            f"{self.topic} publish",
+            kind=SpanKind.PRODUCER,
+            attributes={
+                "messaging.system": "kafka",
+                "messaging.operation.type": "send",
+                "messaging.destination.name": self.topic,
+                "messaging.destination.partition.id": str(partition),
+                "messaging.batch.message_count": len(events),
+            },
+        ):
+            traceparent, tracestate = telemetry.current_trace()
+            records = [
+                replace(
+                    self.codec.event_record(
+                        replace(event, traceparent=traceparent, tracestate=tracestate)
+                    ),
+                    partition=partition,
+                )
+                for event in events
+            ]
+            positions = await self.log.append(self.topic, records)
+        metrics.RECORDS_APPENDED.labels(self.topic).inc(len(records))
+        return max(p.offset for p in positions) + 1
+
+    async def _catch_up(self, partition: int, until: int | None = None) -> None:
+        if until is None:
+            until = (await self.log.end_offsets(self.topic)).get(partition, 0)
+        offset = self._next_offset.get(partition, 0)
+        while offset < until:
+            records = await self.log.read(self.topic, partition, offset, self.read_batch)
+            if not records:
+                break
+            for record in records:
+                self._observe(record)
+                offset = record.offset + 1
+            self._next_offset[partition] = offset
+
+    def _observe(self, record: Record) -> None:
+        try:
+            event = self.codec.decode_event(record.value)
+        except EnvelopeError as exc:
+            metrics.MALFORMED_RECORDS.labels(record.topic, "stream-runner", exc.reason).inc()
+            log.warning(
+                "malformed record skipped",
+                topic=record.topic,
+                partition=record.partition,
+                offset=record.offset,
+                reason=exc.reason,
+                error=str(exc),
+            )
+            return
+        view = self._view(event.stream)
+        if event.sequence != view.sequence + 1:
+            metrics.STREAM_EVENTS_IGNORED.labels(record.topic).inc()
+            return
+        view.sequence = event.sequence
+        if event.type == REJECTED_TYPE:
+            rejected = event.payload
+            view.answers[rejected.command_id] = Answer(
+                rejected.command_id,
+                event.stream,
+                (event,),
+                Rejection(rejected.code, rejected.message),
+            )
+            return
+        view.state = self.apply(view.state, event)
+        if event.causation_id:
+            previous = view.answers.get(event.causation_id)
+            caused = (*previous.events, event) if previous is not None else (event,)
+            view.answers[event.causation_id] = Answer(event.causation_id, event.stream, caused)

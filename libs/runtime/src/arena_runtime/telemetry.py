@@ -1,0 +1,148 @@
+"""Tracing and structured logs.
+
+Trace context travels inside every record (the envelope's ``trace`` field and the W3C
+``traceparent``/``tracestate`` headers), so a client request can be followed from the gateway
+through the command topic, the match service and the event topics into every consumer. Writers
+call :func:`current_trace` when they build an envelope; readers start their span under
+:func:`context_of` the record. Logs are JSON lines (structlog) carrying the current trace and
+span ids, so a log line leads to its trace and back.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+import structlog
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from arena_runtime.config import Settings
+
+TRACER_NAME = "arena"
+TRACEPARENT = "traceparent"
+TRACESTATE = "tracestate"
+
+_PROPAGATOR = TraceContextTextMapPropagator()
+_provider: TracerProvider | None = None
+
+
+def tracer() -> trace.Tracer:
+    """The tracer every Arena component uses (resolved late, so configuration may come after)."""
+    return trace.get_tracer(TRACER_NAME)
+
+
+def current_trace() -> tuple[str, str]:
+    """(traceparent, tracestate) of the current span; empty strings outside any span."""
+    carrier: dict[str, str] = {}
+    _PROPAGATOR.inject(carrier)
+    return carrier.get(TRACEPARENT, ""), carrier.get(TRACESTATE, "")
+
+
+def context_of(traceparent: str, tracestate: str = "") -> otel_context.Context:
+    """A context whose parent is the given remote span (an empty context if there is none)."""
+    carrier = {TRACEPARENT: traceparent}
+    if tracestate:
+        carrier[TRACESTATE] = tracestate
+    return _PROPAGATOR.extract(carrier, context=otel_context.Context())
+
+
+def context_from_headers(headers: Iterable[tuple[str, bytes]]) -> otel_context.Context:
+    """The remote parent carried in record headers (W3C ``traceparent``/``tracestate``)."""
+    values = {name: value for name, value in headers if name in (TRACEPARENT, TRACESTATE)}
+    return context_of(
+        values.get(TRACEPARENT, b"").decode("ascii", "replace"),
+        values.get(TRACESTATE, b"").decode("ascii", "replace"),
+    )
+
+
+def trace_id_hex(span: trace.Span | None = None) -> str:
+    """The 32-hex-digit trace id of a span (default: the current one), or "" if none."""
+    span_context = (span or trace.get_current_span()).get_span_context()
+    return format(span_context.trace_id, "032x") if span_context.is_valid else ""
+
+
+def configure_tracing(
+    service_name: str,
+    *,
+    otlp_endpoint: str | None = None,
+    exporter: SpanExporter | None = None,
+) -> TracerProvider:
+    """Install the process's tracer provider (once) and add exporters to it.
+
+    ``otlp_endpoint`` is the collector's OTLP/HTTP base URL (``http://collector:4318``); spans
+    are batched to it. ``exporter`` is added synchronously, for tests (InMemorySpanExporter).
+    OpenTelemetry allows one global provider per process, so later calls only add exporters:
+    in the embedded mode the four services share one provider.
+    """
+    global _provider
+    if _provider is None:
+        _provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+        trace.set_tracer_provider(_provider)
+    if otlp_endpoint:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        url = otlp_endpoint.rstrip("/")
+        if not url.endswith("/v1/traces"):
+            url += "/v1/traces"
+        _provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
+    if exporter is not None:
+        _provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return _provider
+
+
+def shutdown_tracing() -> None:
+    """Flush pending spans (call on shutdown)."""
+    if _provider is not None:
+        _provider.force_flush()
+
+
+def _add_trace_ids(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    span_context = trace.get_current_span().get_span_context()
+    if span_context.is_valid:
+        event_dict.setdefault("trace_id", format(span_context.trace_id, "032x"))
+        event_dict.setdefault("span_id", format(span_context.span_id, "016x"))
+    return event_dict
+
+
+def log_processors(log_format: str = "json") -> list[Any]:
+    renderer: Any = (
+        structlog.processors.JSONRenderer()
+        if log_format == "json"
+        else structlog.dev.ConsoleRenderer(colors=False)
+    )
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _add_trace_ids,
+        structlog.processors.format_exc_info,
+        renderer,
+    ]
+
+
+def configure_logging(level: str = "INFO", log_format: str = "json") -> None:
+    """JSON lines (or console text) on stdout, at ``level``, with trace and span ids."""
+    structlog.configure(
+        processors=log_processors(log_format),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
+        logger_factory=structlog.PrintLoggerFactory(sys.stdout),
+        cache_logger_on_first_use=False,
+    )
+
+
+def get_logger(name: str) -> Any:
+    """A structlog logger; ``name`` (a module name) is logged as ``component``."""
+    return structlog.get_logger(component=name)
+
+
+def configure_telemetry(settings: Settings) -> None:
+    """Logs and tracing for a process, from ARENA_LOG_* and ARENA_OTEL_* settings."""
+    configure_logging(settings.log_level, settings.log_format)
+    configure_tracing(settings.service_name, otlp_endpoint=settings.otel_exporter_endpoint)

@@ -1,0 +1,362 @@
+"""The stream runner on the embedded log and the real broker: sequences, idempotent commands,
+duplicated / replayed / interleaved deliveries, and two writers racing on one stream."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from arena_runtime import metrics
+from arena_runtime.envelope import Codec, Command, Event, Schemas
+from arena_runtime.eventlog import (
+    Consumer,
+    EventLog,
+    OutgoingRecord,
+    Position,
+    Record,
+    TopicSpec,
+)
+from arena_runtime.streams import (
+    REJECTED_TYPE,
+    Answer,
+    Decision,
+    NewEvent,
+    Rejection,
+    SequenceGate,
+    StreamConflictError,
+    StreamRunner,
+    fold,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.runtime.conftest import OpenLog
+
+WHEN = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+LIMIT = 10
+
+
+@dataclass(frozen=True)
+class Tally:
+    total: int = 0
+    adds: tuple[int, ...] = ()
+
+
+def schemas() -> Schemas:
+    registry = Schemas()
+    for name in ("tally.Add", "tally.AddTwice", "tally.Reset", "tally.Added", "tally.WasReset"):
+        registry.add_json(name)
+    return registry
+
+
+CODEC = Codec(schemas())
+
+
+def initial(stream: str) -> Tally:
+    return Tally()
+
+
+def apply(state: Tally, event: Event) -> Tally:
+    if event.type == "tally.Added":
+        amount = event.payload["amount"]
+        return Tally(state.total + amount, (*state.adds, amount))
+    assert event.type == "tally.WasReset"
+    return Tally(0, state.adds)
+
+
+def decide(state: Tally, command: Command) -> Decision:
+    if command.type == "tally.Reset":
+        return [NewEvent("tally.WasReset", {})]
+    amount = command.payload["amount"]
+    times = 2 if command.type == "tally.AddTwice" else 1
+    if state.total + amount * times > LIMIT:
+        return Rejection("over_limit", f"{state.total} + {amount * times} > {LIMIT}")
+    return [NewEvent("tally.Added", {"amount": amount}) for _ in range(times)]
+
+
+def command(stream: str, command_id: str, amount: int = 0, type: str = "tally.Add") -> Command:
+    return Command(command_id, stream, type, {"amount": amount}, WHEN, correlation_id="req")
+
+
+def runner(log: EventLog, topic: str) -> StreamRunner[Tally]:
+    return StreamRunner(log, topic, initial=initial, apply=apply, decide=decide, codec=CODEC)
+
+
+async def total_records(log: EventLog, topic: str) -> int:
+    return sum((await log.end_offsets(topic)).values())
+
+
+async def all_records(log: EventLog, topic: str) -> list[Record]:
+    out: list[Record] = []
+    for partition, end in sorted((await log.end_offsets(topic)).items()):
+        offset = 0
+        while offset < end:
+            batch = await log.read(topic, partition, offset)
+            out.extend(batch)
+            offset = batch[-1].offset + 1
+    return out
+
+
+@pytest.fixture
+async def log(open_log: OpenLog, unique_topic: str) -> AsyncIterator[EventLog]:
+    event_log = open_log()
+    await event_log.start()
+    await event_log.create_topics([TopicSpec(unique_topic, partitions=2)])
+    yield event_log
+    await event_log.close()
+
+
+async def test_commands_append_the_next_sequence_numbers(log: EventLog, unique_topic: str) -> None:
+    tally = runner(log, unique_topic)
+    first = await tally.handle(command("t-1", "c1", 3))
+    second = await tally.handle(command("t-1", "c2", 2, type="tally.AddTwice"))
+    other = await tally.handle(command("t-2", "c3", 5))
+    assert [e.sequence for e in first.events + second.events] == [1, 2, 3]
+    assert [e.sequence for e in other.events] == [1]
+    assert all(e.causation_id == "c2" and e.correlation_id == "req" for e in second.events)
+    view = await tally.load("t-1")
+    assert (view.state, view.sequence) == (Tally(7, (3, 2, 2)), 3)
+
+    restarted = runner(log, unique_topic)  # a new process folds the same state from the log
+    assert (await restarted.load("t-1")).state == Tally(7, (3, 2, 2))
+    assert (await restarted.load("t-2")).state == Tally(5, (5,))
+
+
+async def test_a_repeated_command_gets_the_same_answer_and_appends_nothing(
+    log: EventLog, unique_topic: str
+) -> None:
+    tally = runner(log, unique_topic)
+    answer = await tally.handle(command("t-1", "c1", 4, type="tally.AddTwice"))
+    before = await total_records(log, unique_topic)
+
+    again = await tally.handle(command("t-1", "c1", 4, type="tally.AddTwice"))
+    after_restart = await runner(log, unique_topic).handle(
+        command("t-1", "c1", 4, type="tally.AddTwice")
+    )
+    for repeat in (again, after_restart):
+        assert repeat.repeated and repeat.accepted
+        assert repeat.events == answer.events
+    assert not answer.repeated
+    assert await total_records(log, unique_topic) == before
+    assert (await tally.load("t-1")).state == Tally(8, (4, 4))
+
+
+async def test_a_rejection_is_recorded_and_repeated_even_when_it_would_now_pass(
+    log: EventLog, unique_topic: str
+) -> None:
+    tally = runner(log, unique_topic)
+    await tally.handle(command("t-1", "c1", 8))
+    rejected = await tally.handle(command("t-1", "big", 5))
+    assert rejected.rejection == Rejection("over_limit", "8 + 5 > 10")
+    assert [e.type for e in rejected.events] == [REJECTED_TYPE]
+    await tally.handle(command("t-1", "reset", type="tally.Reset"))
+    before = await total_records(log, unique_topic)
+
+    for handler in (tally, runner(log, unique_topic)):
+        repeat = await handler.handle(command("t-1", "big", 5))
+        assert repeat.repeated and repeat.rejection == rejected.rejection
+    assert await total_records(log, unique_topic) == before
+    view = await tally.load("t-1")
+    assert (view.state, view.sequence) == (Tally(0, (8,)), 3)
+
+
+def stream_history(stream: str, amounts: Sequence[int]) -> list[Event]:
+    return [
+        Event(f"{stream}-e{n}", stream, n, "tally.Added", {"amount": a}, WHEN, f"{stream}-c{n}")
+        for n, a in enumerate(amounts, start=1)
+    ]
+
+
+def deliveries(histories: Sequence[list[Event]], rng: random.Random) -> list[Event]:
+    """Every event at least once, each stream in order, streams interleaved, with duplicates
+    delivered right away and replays of older events later (as retries and restarts do)."""
+    pending = [list(h) for h in histories]
+    delivered: list[Event] = []
+    while any(pending):
+        stream = rng.choice([p for p in pending if p])
+        event = stream.pop(0)
+        delivered.append(event)
+        if rng.random() < 0.3:
+            delivered.append(event)  # duplicate
+        if rng.random() < 0.3:
+            delivered.append(rng.choice(delivered))  # replay of anything seen so far
+    return delivered
+
+
+async def test_duplicated_replayed_and_interleaved_deliveries(
+    log: EventLog, unique_topic: str
+) -> None:
+    rng = random.Random(20261130)
+    amounts = {f"s-{i}": [rng.randint(1, 3) for _ in range(6)] for i in range(4)}
+    histories = [stream_history(stream, a) for stream, a in amounts.items()]
+    delivered = deliveries(histories, rng)
+    assert len(delivered) > sum(len(h) for h in histories)
+    for event in delivered:  # one append each: the interleaving is exactly this order
+        await log.append(unique_topic, [CODEC.event_record(event)])
+
+    reader = runner(log, unique_topic)
+    for stream, stream_amounts in amounts.items():
+        view = await reader.load(stream)
+        assert view.state == Tally(sum(stream_amounts), tuple(stream_amounts))
+        assert view.sequence == len(stream_amounts)
+        assert set(view.answers) == {f"{stream}-c{n}" for n in range(1, 7)}
+
+
+class GatedLog(EventLog):
+    """A real event log whose appends wait for a gate: lets a test hold one writer between
+    deciding and appending, which is the moment two writers race."""
+
+    def __init__(self, inner: EventLog) -> None:
+        self.inner = inner
+        self.gate = asyncio.Event()
+        self.waiting = asyncio.Event()
+
+    async def start(self) -> None:
+        await self.inner.start()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    async def create_topics(self, specs: Sequence[TopicSpec]) -> None:
+        await self.inner.create_topics(specs)
+
+    async def partitions(self, topic: str) -> int:
+        return await self.inner.partitions(topic)
+
+    async def append(self, topic: str, records: Sequence[OutgoingRecord]) -> list[Position]:
+        self.waiting.set()
+        await self.gate.wait()
+        return await self.inner.append(topic, records)
+
+    async def read(
+        self, topic: str, partition: int, offset: int, max_records: int = 1000
+    ) -> list[Record]:
+        return await self.inner.read(topic, partition, offset, max_records)
+
+    async def end_offsets(self, topic: str) -> dict[int, int]:
+        return await self.inner.end_offsets(topic)
+
+    def consumer(self, group: str, topics: Sequence[str]) -> Consumer:
+        return self.inner.consumer(group, topics)
+
+
+async def race(
+    log: EventLog,
+    open_log: OpenLog,
+    topic: str,
+    winner: Command,
+    loser: Command,
+    attempts: int = 3,
+) -> tuple[Answer, Answer, StreamRunner[Tally]]:
+    """The loser decides on the same state as the winner but appends after it."""
+    slow_log = GatedLog(open_log())
+    await slow_log.start()
+    try:
+        fast = runner(log, topic)
+        slow = StreamRunner(
+            slow_log,
+            topic,
+            initial=initial,
+            apply=apply,
+            decide=decide,
+            codec=CODEC,
+            max_attempts=attempts,
+        )
+        await fast.handle(command("t-1", "setup", 1))
+        slow_task = asyncio.create_task(slow.handle(loser))
+        await slow_log.waiting.wait()  # the loser has decided on sequence 1 and waits to append
+        won = await fast.handle(winner)
+        slow_log.gate.set()
+        lost = await slow_task
+    finally:
+        await slow_log.close()
+    return won, lost, fast
+
+
+async def test_two_writers_racing_first_in_log_order_wins(
+    log: EventLog, open_log: OpenLog, unique_topic: str
+) -> None:
+    retried = metrics.sample("arena_commands_total", {"topic": unique_topic, "outcome": "retried"})
+    won, late, fast = await race(
+        log, open_log, unique_topic, command("t-1", "a", 2), command("t-1", "b", 3)
+    )
+    assert [e.sequence for e in won.events] == [2]
+    # The loser's first events took no sequence; it decided again on the winning state.
+    assert [e.sequence for e in late.events] == [3] and not late.repeated
+    assert metrics.sample(
+        "arena_commands_total", {"topic": unique_topic, "outcome": "retried"}
+    ) == (retried + 1)
+
+    records = await all_records(log, unique_topic)
+    written = [CODEC.decode_event(r.value) for r in records]
+    assert [(e.sequence, e.causation_id) for e in written] == [
+        (1, "setup"),
+        (2, "a"),
+        (2, "b"),  # the losing append, still in the log …
+        (3, "b"),
+    ]
+    losing_id = written[2].event_id
+    # … and ignored by every reader: this writer, a fresh one, and a plain fold.
+    for reader in (fast, runner(log, unique_topic)):
+        view = await reader.load("t-1")
+        assert view.state == Tally(6, (1, 2, 3))
+        assert losing_id not in {e.event_id for a in view.answers.values() for e in a.events}
+    assert fold(Tally(), apply, written) == (Tally(6, (1, 2, 3)), 3)
+
+
+async def test_one_command_racing_on_two_writers_is_answered_once(
+    log: EventLog, open_log: OpenLog, unique_topic: str
+) -> None:
+    same = command("t-1", "dup", 4)
+    won, late, _ = await race(log, open_log, unique_topic, same, same)
+    assert not won.repeated and late.repeated
+    assert late.events == won.events
+    assert (await runner(log, unique_topic).load("t-1")).state == Tally(5, (1, 4))
+
+
+async def test_a_writer_out_of_attempts_gives_up(
+    log: EventLog, open_log: OpenLog, unique_topic: str
+) -> None:
+    with pytest.raises(StreamConflictError, match="lost 1 races"):
+        await race(
+            log, open_log, unique_topic, command("t-1", "a", 2), command("t-1", "b", 3), attempts=1
+        )
+    # It appended nothing that counts: the stream holds the winner only.
+    assert (await runner(log, unique_topic).load("t-1")).state == Tally(3, (1, 2))
+
+
+async def test_malformed_records_in_a_stream_are_skipped(log: EventLog, unique_topic: str) -> None:
+    tally = runner(log, unique_topic)
+    await tally.handle(command("t-1", "c1", 1))
+    partition = (await log.append(unique_topic, [OutgoingRecord(b"\x00garbage", b"t-1")]))[0]
+    skipped = metrics.sample(
+        "arena_malformed_records_total",
+        {"topic": unique_topic, "group": "stream-runner", "reason": "undecodable"},
+    )
+    fresh = runner(log, unique_topic)
+    assert (await fresh.load("t-1")).state == Tally(1, (1,))
+    await fresh.handle(command("t-1", "c2", 2))
+    assert (await fresh.load("t-1")).state == Tally(3, (1, 2))
+    assert partition.partition == await fresh.partition_of("t-1")
+    assert metrics.sample(
+        "arena_malformed_records_total",
+        {"topic": unique_topic, "group": "stream-runner", "reason": "undecodable"},
+    ) == (skipped + 1)
+
+
+# -- the reading rule without a log (fast, so hypothesis can try many orders) -----------------
+
+
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=8), st.randoms(use_true_random=False))
+def test_fold_ignores_every_duplicate_and_replay(amounts: list[int], rng: Any) -> None:
+    history = stream_history("s", amounts)
+    delivered = deliveries([history], rng)
+    assert fold(Tally(), apply, delivered) == (Tally(sum(amounts), tuple(amounts)), len(amounts))
+    gate = SequenceGate()
+    admitted = [e for e in delivered if gate.admit(e)]
+    assert admitted == history and gate.last("s") == len(amounts)
