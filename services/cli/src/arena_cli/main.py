@@ -11,6 +11,7 @@ from collections.abc import Sequence
 COMMAND_MODULES = [
     "arena_cli.commands.rules",
     "arena_cli.commands.serve",
+    "arena_cli.commands.digits",
 ]
 
 
