@@ -82,10 +82,14 @@ def camp_label(slot: int, cross_camp: bool) -> str:
     return "row" if is_row_camp(slot) else "column"
 
 
+_SLOT_OF_ALIAS: Final = {name.lower(): slot for slot, name in enumerate(ALIASES)} | {
+    name: slot for slot, name in enumerate(ALIASES)
+}
+
+
 def slot_of_alias(alias: str) -> int:
     """The slot of an alias (trimmed, case-insensitive), or -1."""
-    wanted = alias.strip().lower()
-    for slot, name in enumerate(ALIASES):
-        if name.lower() == wanted:
-            return slot
-    return -1
+    slot = _SLOT_OF_ALIAS.get(alias)
+    if slot is None:
+        slot = _SLOT_OF_ALIAS.get(alias.strip().lower(), -1)
+    return slot

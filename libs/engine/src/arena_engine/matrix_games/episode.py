@@ -14,7 +14,7 @@ from typing import Any
 from arena_engine.matrix_games.constants import LEGAL_REASONS, SEATS
 from arena_engine.matrix_games.errors import MatrixGamesError
 from arena_engine.matrix_games.kernel import Sim
-from arena_engine.matrix_games.observation import build_observation, public_log
+from arena_engine.matrix_games.observation import BeatShared, build_observation
 from arena_engine.matrix_games.orders import Order
 from arena_engine.matrix_games.policies import SAYINGS, check_policy, scripted_order
 from arena_engine.matrix_games.settings import Settings
@@ -75,9 +75,9 @@ def replay_episode(log: EpisodeLog, *, record_frames: bool = True) -> Sim:
 
 def scripted_orders(sim: Sim, policies: Sequence[str]) -> list[Order]:
     """The eight scripted decisions for the coming beat, each from its seat's observation."""
-    log = public_log(sim)
+    shared = BeatShared(sim)
     return [
-        _with_say(scripted_order(build_observation(sim, s, log=log), policies[s]), policies[s])
+        _with_say(scripted_order(build_observation(sim, s, shared), policies[s]), policies[s])
         for s in range(SEATS)
     ]
 

@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Final, NamedTuple
 
 from arena_engine.matrix_games.constants import (
+    BOARD_H,
+    BOARD_W,
     CELLS,
     HOLD_REFACE_RANGE,
     IMMUNE_TICKS,
@@ -40,6 +42,7 @@ from arena_engine.matrix_games.variants import argmax_lowest, mix_permille, payo
 from arena_engine.matrix_games.yard import (
     CELL_X,
     CELL_Y,
+    FLOOR,
     NEIGHBOURS,
     RAYS,
     cell_of,
@@ -566,6 +569,19 @@ class Sim:
             self.immune[seat] = IMMUNE_TICKS
             self.beam_cd[seat] = self.settings.beam_reset_cooldown
             self.events.append(("reset", self.tick, seat))
+
+    def place_cog(self, slot: int, x: int, y: int, facing: int | None = None) -> None:
+        """Put a cog on a free floor cell (puzzles, the trainer and tests set up positions)."""
+        c = cell_of(x, y) if 0 <= x < BOARD_W and 0 <= y < BOARD_H else -1
+        if c < 0 or not FLOOR[c]:
+            raise MatrixGamesError("not_floor", f"({x},{y}) is not a floor cell")
+        if self.occ[c] >= 0 and self.occ[c] != slot:
+            raise MatrixGamesError("occupied", f"({x},{y}) holds cog {self.occ[c]}")
+        self.occ[self.pos[slot]] = -1
+        self.occ[c] = slot
+        self.pos[slot] = c
+        if facing is not None:
+            self.facing[slot] = facing % 4
 
     # ---- reading -------------------------------------------------------------------------
 

@@ -90,11 +90,23 @@ def public_log(sim: Sim) -> list[dict[str, Any]]:
     ]
 
 
-def build_observation(
-    sim: Sim, slot: int, *, log: list[dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    """The seat's ``state`` frame. ``log`` may be passed in to share one public log between
-    the eight observations of a beat (it is read-only for policies)."""
+class BeatShared:
+    """The parts of an observation that are the same for every seat at one beat boundary,
+    built once and shared by the eight observations (treat them as read-only)."""
+
+    __slots__ = ("log", "rules", "walls", "zones")
+
+    def __init__(self, sim: Sim) -> None:
+        self.rules = rules_json(sim)
+        self.zones = zones_json(sim)
+        self.log = public_log(sim)
+        self.walls = list(WALLS)
+
+
+def build_observation(sim: Sim, slot: int, shared: BeatShared | None = None) -> dict[str, Any]:
+    """The seat's ``state`` frame, key for key as the reference builds it."""
+    if shared is None:
+        shared = BeatShared(sim)
     v = sim.variant
     cross = v.cross_camp_only
     here = sim.pos[slot]
@@ -149,8 +161,8 @@ def build_observation(
         "beats": sim.settings.beats,
         "ticksPerBeat": sim.settings.ticks_per_beat,
         "tick": sim.tick,
-        "board": {"w": BOARD_W, "h": BOARD_H, "walls": list(WALLS)},
-        "rules": rules_json(sim),
+        "board": {"w": BOARD_W, "h": BOARD_H, "walls": shared.walls},
+        "rules": shared.rules,
         "you": {
             "x": hx,
             "y": hy,
@@ -163,10 +175,10 @@ def build_observation(
             "interactions": sim.interactions[slot],
             "fixedType": sim.fixed_type[slot],
         },
-        "zones": zones_json(sim),
+        "zones": shared.zones,
         "visibleTokens": visible_tokens,
         "cogs": cogs,
-        "log": public_log(sim) if log is None else log,
+        "log": shared.log,
         "indices": {
             "interactions": idx.interactions,
             "coopRate": idx.coop_rate(v),

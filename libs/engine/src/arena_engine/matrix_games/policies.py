@@ -12,6 +12,7 @@ from arena_engine.matrix_games.orders import Order, gather, hold, hunt
 from arena_engine.matrix_games.variants import argmax_lowest
 
 _FAR: Final = 1 << 62
+_SIDES: Final = (("row", "rowMix"), ("col", "colMix"))
 
 
 def _ints(value: Any) -> list[int]:
@@ -56,10 +57,10 @@ class _View:
         last_seen = [0] * SEATS
         # The most recent resolution involving a cog, on either side, sets what it "showed".
         for entry in obs.get("log") or []:
-            for side, mix_key in (("row", "rowMix"), ("col", "colMix")):
+            for side, mix_key in _SIDES:
                 slot = slot_of_alias(str(entry.get(side, "")))
-                mix = _ints(entry.get(mix_key))
-                if slot >= 0 and mix:
+                mix = entry.get(mix_key)
+                if slot >= 0 and isinstance(mix, list) and mix:
                     last_seen[slot] = argmax_lowest(mix)
         return cls(
             k=k,
