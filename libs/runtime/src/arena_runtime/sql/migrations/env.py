@@ -7,7 +7,7 @@ import asyncio
 
 import arena_runtime.sql.stream_activity  # noqa: F401  (puts its table on the metadata)
 from alembic import context
-from arena_runtime.config import Settings
+from arena_runtime.config import load_settings
 from arena_runtime.sql.engine import create_engine, database_url
 from arena_runtime.sql.metadata import metadata
 from sqlalchemy.engine import Connection
@@ -28,7 +28,7 @@ def run_on(connection: Connection) -> None:
 
 
 async def run_own_engine() -> None:
-    engine = create_engine(database_url(Settings()))
+    engine = create_engine(database_url(load_settings()))
     try:
         async with engine.begin() as connection:
             await connection.run_sync(run_on)
@@ -37,7 +37,9 @@ async def run_own_engine() -> None:
 
 
 if context.is_offline_mode():
-    context.configure(url=database_url(Settings()), target_metadata=metadata, literal_binds=True)
+    context.configure(
+        url=database_url(load_settings()), target_metadata=metadata, literal_binds=True
+    )
     with context.begin_transaction():
         context.run_migrations()
 elif (shared := config.attributes.get("connection")) is not None:

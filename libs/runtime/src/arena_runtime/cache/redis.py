@@ -1,0 +1,179 @@
+"""The cache on Redis (redis.asyncio), shared by every instance of every service.
+
+The token bucket is one Lua script, so taking tokens is atomic across instances, and it reads
+Redis's own clock (``TIME``), so instances with skewed clocks still share one rate. A bucket
+expires once it would be full again, which is the same as having no bucket. Every key and
+channel is put under ``prefix`` so deployments (and test sessions) can share a server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import redis.asyncio as aioredis
+
+from arena_runtime.cache.base import (
+    Cache,
+    CacheError,
+    Message,
+    Subscription,
+    check_channels,
+    check_limit,
+    check_name,
+    check_ttl,
+    check_value,
+)
+
+# KEYS[1] bucket; ARGV rate, burst, cost. Returns 1 if the tokens were taken, else 0.
+TOKEN_BUCKET = """
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(state[1])
+local at = tonumber(state[2])
+if tokens == nil or at == nil then
+  tokens = burst
+elseif now > at then
+  tokens = math.min(burst, tokens + (now - at) * rate)
+end
+local allowed = 0
+if tokens >= cost then
+  tokens = tokens - cost
+  allowed = 1
+end
+redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens),
+           'at', string.format('%.6f', now))
+redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate * 1000) + 1)
+return allowed
+"""
+
+# Confirmation of SUBSCRIBE must arrive before subscribe() returns; this bounds the wait.
+SUBSCRIBE_TIMEOUT_S = 10.0
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+class RedisCache(Cache):
+    def __init__(self, url: str, prefix: str = "arena:") -> None:
+        self.url = url
+        self.prefix = prefix
+        self._client: aioredis.Redis | None = None
+        self._bucket: Any = None
+
+    async def start(self) -> None:
+        if self._client is None:
+            self._client = aioredis.from_url(self.url)
+            await self._client.ping()
+            self._bucket = self._client.register_script(TOKEN_BUCKET)
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    @property
+    def client(self) -> aioredis.Redis:
+        if self._client is None:
+            raise CacheError("the cache is not started")
+        return self._client
+
+    def _key(self, kind: str, key: str) -> str:
+        return f"{self.prefix}{kind}:{key}"
+
+    async def allow(self, key: str, rate: float, burst: float, cost: float = 1.0) -> bool:
+        check_limit(key, rate, burst, cost)
+        self.client  # noqa: B018  (raises if not started)
+        allowed = await self._bucket(
+            keys=[self._key("rate", key)], args=[repr(rate), repr(burst), repr(cost)]
+        )
+        return bool(allowed)
+
+    async def set(self, key: str, value: bytes, ttl: float, *, if_absent: bool = False) -> bool:
+        check_name("key", key)
+        check_value(value)
+        check_ttl(ttl)
+        stored = await self.client.set(self._key("key", key), value, px=_ms(ttl), nx=if_absent)
+        return bool(stored)
+
+    async def get(self, key: str) -> bytes | None:
+        check_name("key", key)
+        value = await self.client.get(self._key("key", key))
+        # Never decoded: the client is made without decode_responses.
+        return cast(bytes | None, value)
+
+    async def touch(self, key: str, ttl: float) -> bool:
+        check_name("key", key)
+        check_ttl(ttl)
+        return bool(await self.client.pexpire(self._key("key", key), _ms(ttl)))
+
+    async def delete(self, key: str) -> bool:
+        check_name("key", key)
+        return bool(await self.client.delete(self._key("key", key)))
+
+    async def publish(self, channel: str, data: bytes) -> int:
+        check_name("channel", channel)
+        check_value(data)
+        return int(await self.client.publish(self.prefix + channel, data))
+
+    async def subscribe(self, *channels: str) -> Subscription:
+        check_channels(channels)
+        pubsub = self.client.pubsub()
+        names = list(dict.fromkeys(self.prefix + c for c in channels))
+        try:
+            await pubsub.subscribe(*names)
+            await _confirmed(pubsub, len(names))
+        except BaseException:
+            await pubsub.aclose()  # type: ignore[no-untyped-call]
+            raise
+        return _RedisSubscription(pubsub, len(self.prefix))
+
+
+async def _confirmed(pubsub: Any, count: int) -> None:
+    """Wait for the server to confirm every channel, so no later publish can be missed."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SUBSCRIBE_TIMEOUT_S
+    seen = 0
+    while seen < count:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            raise CacheError(
+                f"Redis did not confirm the subscription within {SUBSCRIBE_TIMEOUT_S}s"
+            )
+        message = await pubsub.get_message(timeout=remaining)
+        if message is not None and message["type"] == "subscribe":
+            seen += 1
+
+
+class _RedisSubscription(Subscription):
+    def __init__(self, pubsub: Any, prefix_length: int) -> None:
+        self._pubsub = pubsub
+        self._prefix_length = prefix_length
+        self._closed = False
+
+    async def get(self, wait: float | None = None) -> Message | None:
+        loop = asyncio.get_running_loop()
+        deadline = None if wait is None else loop.time() + wait
+        while not self._closed:
+            remaining = 1.0 if deadline is None else deadline - loop.time()
+            if remaining < 0:
+                return None
+            message = await self._pubsub.get_message(
+                ignore_subscribe_messages=True, timeout=remaining
+            )
+            if message is not None and message["type"] == "message":
+                channel = message["channel"]
+                if isinstance(channel, bytes):
+                    channel = channel.decode()
+                return Message(channel[self._prefix_length :], message["data"])
+        return None
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await self._pubsub.aclose()
