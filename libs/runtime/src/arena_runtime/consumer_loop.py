@@ -1,0 +1,107 @@
+"""The consume loop every service runs: poll, decode, handle, commit.
+
+A record that cannot be decoded (an :class:`~arena_runtime.envelope.EnvelopeError`: undecodable,
+unknown type, unsupported schema version) is logged with its topic, partition and offset,
+counted in ``arena_malformed_records_total``, skipped, and committed past: one bad record never
+stops a consumer. Offsets are committed after the records are handled, so a crash redelivers
+what was not handled yet (at least once; the stream rules make redelivery harmless). If the
+handler itself raises, the records handled before it are committed and the error propagates:
+that is a bug or an outage, and the record is retried when the service restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
+
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
+
+from arena_runtime import metrics, telemetry
+from arena_runtime.envelope import EnvelopeError
+from arena_runtime.eventlog.base import Consumer, Record, TopicPartition
+
+T = TypeVar("T")
+Handler = Callable[[T, Record], Awaitable[None]]
+
+log = telemetry.get_logger(__name__)
+
+
+class ConsumerLoop(Generic[T]):
+    """Feeds decoded records of one consumer-group member to ``handler``, one at a time."""
+
+    def __init__(
+        self,
+        consumer: Consumer,
+        *,
+        group: str,
+        decode: Callable[[bytes], T],
+        handler: Handler[T],
+        poll_timeout_ms: int = 500,
+        max_records: int = 500,
+    ) -> None:
+        self.consumer = consumer
+        self.group = group
+        self.decode = decode
+        self.handler = handler
+        self.poll_timeout_ms = poll_timeout_ms
+        self.max_records = max_records
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Consume until ``stop`` is set; what was handled is committed before returning."""
+        while not stop.is_set():
+            await self.run_once()
+
+    async def run_once(self) -> int:
+        """One poll: handle (or skip) and commit every record it returned; returns their count."""
+        records = await self.consumer.poll(self.poll_timeout_ms, self.max_records)
+        done: dict[TopicPartition, int] = {}
+        try:
+            for record in records:
+                await self._process(record)
+                done[TopicPartition(record.topic, record.partition)] = record.offset + 1
+        finally:
+            # Also on a handler error or cancellation: never redeliver what was handled.
+            if done:
+                await self.consumer.commit(done)
+        return len(records)
+
+    async def _process(self, record: Record) -> None:
+        try:
+            item = self.decode(record.value)
+        except EnvelopeError as exc:
+            metrics.MALFORMED_RECORDS.labels(record.topic, self.group, exc.reason).inc()
+            log.warning(
+                "malformed record skipped",
+                topic=record.topic,
+                partition=record.partition,
+                offset=record.offset,
+                group=self.group,
+                reason=exc.reason,
+                error=str(exc),
+            )
+            return
+        parent = telemetry.context_from_headers(record.headers)
+        if not trace.get_current_span(parent).get_span_context().is_valid:
+            parent = telemetry.context_of(getattr(item, "traceparent", ""))
+        started = time.perf_counter()
+        with telemetry.tracer().start_as_current_span(
+            f"{record.topic} process",
+            context=parent,
+            kind=SpanKind.CONSUMER,
+            attributes={
+                "messaging.system": "kafka",
+                "messaging.operation.type": "process",
+                "messaging.destination.name": record.topic,
+                "messaging.destination.partition.id": str(record.partition),
+                "messaging.kafka.offset": record.offset,
+                "messaging.consumer.group.name": self.group,
+            },
+        ):
+            await self.handler(item, record)
+        metrics.HANDLER_SECONDS.labels(record.topic, self.group).observe(
+            time.perf_counter() - started
+        )
+        metrics.RECORDS_CONSUMED.labels(record.topic, self.group).inc()

@@ -1,0 +1,187 @@
+"""The consume loop on the embedded log and the real broker: malformed records are logged with
+their position, counted and skipped without stopping; offsets are committed after handling."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+
+import pytest
+from arena_runtime import metrics
+from arena_runtime.consumer_loop import ConsumerLoop
+from arena_runtime.envelope import Codec, Command, Schemas
+from arena_runtime.eventlog import (
+    Consumer,
+    EventLog,
+    OutgoingRecord,
+    Record,
+    TopicPartition,
+    TopicSpec,
+)
+from structlog.testing import capture_logs
+
+from tests.runtime.conftest import OpenLog
+
+WHEN = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
+
+def registry(*, version: int = 1, extra: str | None = None) -> Schemas:
+    schemas = Schemas()
+    schemas.add_json("tally.Add")
+    if version >= 2:
+        schemas.add_json("tally.Add", version=2, upcast=dict)
+    if extra:
+        schemas.add_json(extra)
+    return schemas
+
+
+READER = Codec(registry())
+
+
+def command_record(command_id: str, codec: Codec = READER, type: str = "tally.Add") -> bytes:
+    return codec.encode_command(Command(command_id, "t-1", type, {"amount": 1}, WHEN))
+
+
+@pytest.fixture
+async def log(open_log: OpenLog, unique_topic: str) -> AsyncIterator[EventLog]:
+    event_log = open_log()
+    await event_log.start()
+    await event_log.create_topics([TopicSpec(unique_topic, partitions=1)])
+    yield event_log
+    await event_log.close()
+
+
+@pytest.fixture
+def group() -> str:
+    return f"group-{uuid.uuid4().hex[:8]}"
+
+
+async def append_values(log: EventLog, topic: str, values: list[bytes]) -> None:
+    await log.append(topic, [OutgoingRecord(v, b"t-1") for v in values])
+
+
+async def run_until(loop: ConsumerLoop[Command], done: Callable[[], bool], polls: int = 60) -> None:
+    """Poll until ``done()``; bounded, because joining a broker's group takes a few polls."""
+    for _ in range(polls):
+        if done():
+            return
+        await loop.run_once()
+    assert done(), f"not done after {polls} polls"
+
+
+def collecting(seen: list[str]) -> Callable[[Command, Record], Awaitable[None]]:
+    async def handle(command: Command, record: Record) -> None:
+        seen.append(command.command_id)
+
+    return handle
+
+
+def malformed_count(topic: str, group: str, reason: str) -> float:
+    labels = {"topic": topic, "group": group, "reason": reason}
+    return metrics.sample("arena_malformed_records_total", labels)
+
+
+async def test_malformed_records_are_logged_counted_and_skipped(
+    log: EventLog, unique_topic: str, group: str
+) -> None:
+    await append_values(
+        log,
+        unique_topic,
+        [
+            command_record("a"),
+            b"\x08\x96\x01 not an envelope \xff",
+            command_record("x", Codec(registry(extra="tally.Unknown")), type="tally.Unknown"),
+            command_record("v2", Codec(registry(version=2))),
+            command_record("b"),
+        ],
+    )
+    seen: list[str] = []
+    consumer = log.consumer(group, [unique_topic])
+    await consumer.start()
+    try:
+        loop = ConsumerLoop(
+            consumer, group=group, decode=READER.decode_command, handler=collecting(seen)
+        )
+        with capture_logs() as logs:
+            await run_until(loop, lambda: len(seen) == 2)
+        assert seen == ["a", "b"]
+        assert await consumer.committed(TopicPartition(unique_topic, 0)) == 5
+    finally:
+        await consumer.stop()
+
+    skipped = [entry for entry in logs if entry["event"] == "malformed record skipped"]
+    assert [(e["topic"], e["partition"], e["offset"], e["reason"]) for e in skipped] == [
+        (unique_topic, 0, 1, "undecodable"),
+        (unique_topic, 0, 2, "unknown_type"),
+        (unique_topic, 0, 3, "unsupported_schema_version"),
+    ]
+    assert all(e["log_level"] == "warning" and e["group"] == group for e in skipped)
+    for reason in ("undecodable", "unknown_type", "unsupported_schema_version"):
+        assert malformed_count(unique_topic, group, reason) == 1
+    consumed = {"topic": unique_topic, "group": group}
+    assert metrics.sample("arena_records_consumed_total", consumed) == 2
+    assert metrics.sample("arena_handler_seconds_count", consumed) == 2
+
+
+async def test_a_failing_handler_commits_what_came_before_and_is_retried(
+    log: EventLog, unique_topic: str, group: str
+) -> None:
+    await append_values(log, unique_topic, [command_record(c) for c in ("a", "b", "c")])
+    seen: list[str] = []
+
+    async def fail_on_b(command: Command, record: Record) -> None:
+        if command.command_id == "b":
+            raise RuntimeError("database down")
+        seen.append(command.command_id)
+
+    first = log.consumer(group, [unique_topic])
+    await first.start()
+    try:
+        loop = ConsumerLoop(first, group=group, decode=READER.decode_command, handler=fail_on_b)
+        with pytest.raises(RuntimeError, match="database down"):
+            await run_until(loop, lambda: False)
+        assert seen == ["a"]
+        assert await first.committed(TopicPartition(unique_topic, 0)) == 1
+    finally:
+        await first.stop()
+
+    # After a restart the failed record comes again, and nothing handled is repeated.
+    second = log.consumer(group, [unique_topic])
+    await second.start()
+    try:
+        retry = ConsumerLoop(
+            second, group=group, decode=READER.decode_command, handler=collecting(seen)
+        )
+        await run_until(retry, lambda: len(seen) == 3)
+        assert seen == ["a", "b", "c"]
+    finally:
+        await second.stop()
+
+
+async def test_run_stops_when_asked(log: EventLog, unique_topic: str, group: str) -> None:
+    seen: list[str] = []
+    consumer: Consumer = log.consumer(group, [unique_topic])
+    await consumer.start()
+    try:
+        loop = ConsumerLoop(
+            consumer,
+            group=group,
+            decode=READER.decode_command,
+            handler=collecting(seen),
+            poll_timeout_ms=100,
+        )
+        stop = asyncio.Event()
+        running = asyncio.create_task(loop.run(stop))
+        await append_values(log, unique_topic, [command_record("a"), b"junk", command_record("b")])
+        for _ in range(300):
+            if len(seen) == 2:
+                break
+            await asyncio.sleep(0.05)
+        stop.set()
+        await asyncio.wait_for(running, timeout=30)
+        assert seen == ["a", "b"]
+        assert await consumer.committed(TopicPartition(unique_topic, 0)) == 3
+    finally:
+        await consumer.stop()

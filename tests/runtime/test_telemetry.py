@@ -1,0 +1,192 @@
+"""Tracing through the event log, trace ids in the logs, and the metrics exposition.
+
+Spans are collected by the OpenTelemetry SDK's InMemorySpanExporter, a real exporter meant for
+tests, installed on the process's tracer provider like any other exporter.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sized
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import structlog
+from arena_runtime import metrics, telemetry
+from arena_runtime.consumer_loop import ConsumerLoop
+from arena_runtime.envelope import Codec, Command, Event
+from arena_runtime.eventlog import EventLog, Record, TopicSpec
+from arena_runtime.streams import Answer, StreamRunner
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+
+from tests.runtime.conftest import OpenLog
+from tests.runtime.test_streams import CODEC, apply, decide, initial
+
+_EXPORTER = InMemorySpanExporter()
+
+
+@pytest.fixture(scope="session")
+def exporter() -> InMemorySpanExporter:
+    telemetry.configure_tracing("arena-test", exporter=_EXPORTER)
+    return _EXPORTER
+
+
+@pytest.fixture
+def spans(exporter: InMemorySpanExporter) -> Iterator[InMemorySpanExporter]:
+    exporter.clear()
+    yield exporter
+    exporter.clear()
+
+
+@pytest.fixture
+async def log(open_log: OpenLog) -> AsyncIterator[EventLog]:
+    event_log = open_log()
+    await event_log.start()
+    yield event_log
+    await event_log.close()
+
+
+async def drain(loop: ConsumerLoop[Any], done: Sized, want: int) -> None:
+    for _ in range(60):
+        if len(done) >= want:
+            return
+        await loop.run_once()
+    assert len(done) >= want
+
+
+async def test_one_request_is_one_trace_through_the_log(
+    log: EventLog, spans: InMemorySpanExporter
+) -> None:
+    """gateway request -> command topic -> match (stream runner) -> event topic -> rating."""
+    suffix = uuid.uuid4().hex[:8]
+    commands, events = f"commands.{suffix}", f"events.{suffix}"
+    await log.create_topics([TopicSpec(commands, 2), TopicSpec(events, 2)])
+    codec: Codec = CODEC
+
+    # The gateway: a client request becomes a command carrying the request's trace context.
+    with telemetry.tracer().start_as_current_span("POST /tally", kind=SpanKind.SERVER) as request:
+        traceparent, tracestate = telemetry.current_trace()
+        command = Command(
+            "cmd-1",
+            "t-1",
+            "tally.Add",
+            {"amount": 2},
+            datetime.now(UTC),
+            correlation_id="req-1",
+            traceparent=traceparent,
+            tracestate=tracestate,
+        )
+        await log.append(commands, [codec.command_record(command)])
+    trace_id = request.get_span_context().trace_id
+
+    # The match service: a consumer loop handing commands to the stream runner.
+    runner = StreamRunner(log, events, initial=initial, apply=apply, decide=decide, codec=codec)
+    handled: list[Answer] = []
+
+    async def handle_command(item: Command, record: Record) -> None:
+        handled.append(await runner.handle(item))
+
+    match_consumer = log.consumer(f"match-{suffix}", [commands])
+    # The rating service: a consumer loop over the events, logging what it sees.
+    seen: list[tuple[Event, str]] = []
+
+    async def handle_event(item: Event, record: Record) -> None:
+        seen.append((item, telemetry.trace_id_hex()))
+
+    rating_consumer = log.consumer(f"rating-{suffix}", [events])
+    await match_consumer.start()
+    await rating_consumer.start()
+    try:
+        match_loop = ConsumerLoop(
+            match_consumer, group="match", decode=codec.decode_command, handler=handle_command
+        )
+        rating_loop = ConsumerLoop(
+            rating_consumer, group="rating", decode=codec.decode_event, handler=handle_event
+        )
+        await drain(match_loop, handled, 1)
+        await drain(rating_loop, seen, 1)
+    finally:
+        await match_consumer.stop()
+        await rating_consumer.stop()
+
+    event, seen_trace_id = seen[0]
+    assert seen_trace_id == format(trace_id, "032x")
+    assert event.traceparent.split("-")[1] == format(trace_id, "032x")
+
+    finished = [s for s in spans.get_finished_spans() if s.context.trace_id == trace_id]
+    by_name = {s.name: s for s in finished}
+    assert set(by_name) >= {
+        "POST /tally",
+        f"{commands} process",
+        "tally.Add handle",
+        f"{events} publish",
+        f"{events} process",
+    }
+
+    def parent(span: ReadableSpan) -> int | None:
+        return span.parent.span_id if span.parent else None
+
+    assert parent(by_name[f"{commands} process"]) == request.get_span_context().span_id
+    assert parent(by_name["tally.Add handle"]) == by_name[f"{commands} process"].context.span_id
+    assert parent(by_name[f"{events} publish"]) == by_name["tally.Add handle"].context.span_id
+    assert parent(by_name[f"{events} process"]) == by_name[f"{events} publish"].context.span_id
+    assert by_name[f"{events} process"].kind == SpanKind.CONSUMER
+    assert by_name[f"{events} publish"].kind == SpanKind.PRODUCER
+    assert by_name[f"{commands} process"].attributes is not None
+    assert by_name[f"{commands} process"].attributes["messaging.kafka.offset"] == 0
+
+
+def test_trace_context_round_trips_through_headers(spans: InMemorySpanExporter) -> None:
+    with telemetry.tracer().start_as_current_span("writer") as writer:
+        traceparent, _ = telemetry.current_trace()
+    context = telemetry.context_from_headers([("traceparent", traceparent.encode())])
+    with telemetry.tracer().start_as_current_span("reader", context=context) as reader:
+        assert reader.get_span_context().trace_id == writer.get_span_context().trace_id
+    assert telemetry.current_trace() == ("", "")  # outside any span
+
+
+@pytest.mark.parametrize("value", [b"", b"garbage", b"00-zz-yy-01", b"\xff\xfe"])
+def test_a_bad_traceparent_header_starts_a_new_trace(value: bytes) -> None:
+    context = telemetry.context_from_headers([("traceparent", value)])
+    with telemetry.tracer().start_as_current_span("reader", context=context) as span:
+        assert span.get_span_context().is_valid  # a fresh root, not an error
+
+
+def test_json_logs_carry_the_trace_id(spans: InMemorySpanExporter) -> None:
+    structlog.configure(
+        processors=telemetry.log_processors("json"),
+        logger_factory=structlog.ReturnLoggerFactory(),
+        cache_logger_on_first_use=False,
+    )
+    try:
+        logger = telemetry.get_logger("arena.test")
+        with telemetry.tracer().start_as_current_span("work") as span:
+            line = json.loads(logger.info("move applied", stream="t-1"))
+        outside = json.loads(logger.warning("idle"))
+    finally:
+        structlog.reset_defaults()
+    assert line["event"] == "move applied" and line["stream"] == "t-1"
+    assert line["level"] == "info" and line["component"] == "arena.test"
+    assert line["trace_id"] == telemetry.trace_id_hex(span)
+    assert line["span_id"] == format(span.get_span_context().span_id, "016x")
+    assert line["timestamp"].endswith("Z")
+    assert "trace_id" not in outside
+
+
+def test_metrics_exposition_lists_the_runtime_series() -> None:
+    metrics.RECORDS_CONSUMED.labels("exposition-topic", "g").inc()
+    text = metrics.exposition().decode()
+    assert 'arena_records_consumed_total{group="g",topic="exposition-topic"} 1.0' in text
+    for name in (
+        "arena_malformed_records_total",
+        "arena_handler_seconds",
+        "arena_records_appended_total",
+        "arena_stream_events_ignored_total",
+        "arena_commands_total",
+    ):
+        assert f"# TYPE {name.removesuffix('_total')}" in text
+    assert metrics.CONTENT_TYPE.startswith("text/plain")
