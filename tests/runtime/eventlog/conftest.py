@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.embedded import EmbeddedEventLog
 from arena_runtime.eventlog.kafka import KafkaEventLog
@@ -24,7 +23,9 @@ def make_log(request: pytest.FixtureRequest, tmp_path: Path) -> LogMaker:
         return lambda: EmbeddedEventLog(path, heartbeat_interval_ms=200)
     bootstrap = request.getfixturevalue("kafka_bootstrap")
     prefix = request.getfixturevalue("topic_prefix")
-    return lambda: KafkaEventLog(bootstrap, topic_prefix=prefix)
+    return lambda: KafkaEventLog(
+        bootstrap, topic_prefix=prefix, session_timeout_ms=6_000, heartbeat_interval_ms=500
+    )
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ kept in the file with heartbeats that expire (see embedded_consumer).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import struct
 import time
@@ -424,14 +425,12 @@ class EmbeddedEventLog(EventLog):
         self._group_epochs[group] = self._group_epochs.get(group, 0) + 1
         self._notify()
 
-    async def wait_for_change(self, changed: asyncio.Event, timeout: float) -> None:
-        """Wait until ``changed`` (taken before reading) fires or ``timeout`` passes."""
-        if timeout <= 0:
+    async def wait_for_change(self, changed: asyncio.Event, seconds: float) -> None:
+        """Wait until ``changed`` (taken before reading) fires or ``seconds`` pass."""
+        if seconds <= 0:
             return
-        try:
-            await asyncio.wait_for(changed.wait(), timeout)
-        except TimeoutError:
-            pass
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(changed.wait(), seconds)
 
     @property
     def changed(self) -> asyncio.Event:

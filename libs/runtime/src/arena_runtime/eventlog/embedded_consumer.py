@@ -12,7 +12,6 @@ change at once; across processes they notice at their next heartbeat.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import time
@@ -296,8 +295,8 @@ class EmbeddedConsumer(Consumer):
                 if owner is None or owner[0] != member:
                     raise CommitFailedError(f"partition {p} was reassigned; commit refused")
                 conn.execute(
-                    'INSERT OR REPLACE INTO group_offsets (group_name, topic_id, partition, "offset")'
-                    " VALUES (?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO group_offsets "
+                    '(group_name, topic_id, partition, "offset") VALUES (?, ?, ?, ?)',
                     (group, tid, p, offset),
                 )
 

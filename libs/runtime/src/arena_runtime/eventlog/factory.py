@@ -1,4 +1,4 @@
-"""Pick the event log the settings ask for: Kafka when a bootstrap address is given, else embedded."""
+"""The event log the settings ask for: Kafka when a bootstrap address is given, else embedded."""
 
 from __future__ import annotations
 

@@ -63,8 +63,12 @@ class KafkaEventLog(EventLog):
         topic_prefix: str = "",
         replication_factor: int = 1,
         client_id: str = "arena",
+        session_timeout_ms: int = 10_000,
+        heartbeat_interval_ms: int = 1_000,
     ) -> None:
         self.bootstrap = bootstrap
+        self.session_timeout_ms = session_timeout_ms
+        self.heartbeat_interval_ms = heartbeat_interval_ms
         self.topic_prefix = topic_prefix
         self.replication_factor = replication_factor
         self.client_id = client_id
@@ -280,6 +284,8 @@ class KafkaConsumer(Consumer):
             group_id=self._log.physical(self._group),
             enable_auto_commit=False,
             auto_offset_reset="earliest",
+            session_timeout_ms=self._log.session_timeout_ms,
+            heartbeat_interval_ms=self._log.heartbeat_interval_ms,
         )
         await consumer.start()
         consumer.subscribe(

@@ -1,0 +1,142 @@
+"""What only the embedded log has to show: sharing one file, group commit, expiry of members."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from arena_runtime.config import Settings
+from arena_runtime.eventlog import EventLogError, OutgoingRecord, TopicPartition, TopicSpec
+from arena_runtime.eventlog.embedded import EmbeddedEventLog, decode_headers, encode_headers
+from arena_runtime.eventlog.embedded_consumer import range_assignment
+from arena_runtime.eventlog.factory import open_event_log
+from arena_runtime.eventlog.kafka import KafkaEventLog
+
+
+async def test_concurrent_single_appends_get_dense_offsets(tmp_path: Path) -> None:
+    async with EmbeddedEventLog(tmp_path / "e.db") as log:
+        await log.create_topics([TopicSpec("t", partitions=2)])
+        one = [OutgoingRecord(value=str(i).encode(), partition=i % 2) for i in range(400)]
+        positions = await asyncio.gather(*(log.append("t", [r]) for r in one))
+        for p in (0, 1):
+            offsets = sorted(pos[0].offset for pos in positions if pos[0].partition == p)
+            assert offsets == list(range(200))
+        for record, pos in zip(one, positions, strict=True):
+            (read,) = await log.read("t", pos[0].partition, pos[0].offset, 1)
+            assert read.value == record.value
+
+
+async def test_two_logs_on_one_file_continue_each_others_offsets(tmp_path: Path) -> None:
+    path = tmp_path / "e.db"
+    async with EmbeddedEventLog(path) as a, EmbeddedEventLog(path) as b:
+        await a.create_topics([TopicSpec("t", partitions=1)])
+        record = [OutgoingRecord(value=b"x")]
+        offsets = []
+        for writer in (a, b, a, a, b, b, a):
+            offsets.append((await writer.append("t", record))[0].offset)
+        assert offsets == list(range(7))
+        assert await b.end_offsets("t") == {0: 7}
+
+
+async def test_a_group_spans_logs_sharing_the_file(tmp_path: Path) -> None:
+    """Two processes' worth of members: no shared memory, only the file."""
+    path = tmp_path / "e.db"
+    async with (
+        EmbeddedEventLog(path, heartbeat_interval_ms=100) as a,
+        EmbeddedEventLog(path, heartbeat_interval_ms=100) as b,
+    ):
+        await a.create_topics([TopicSpec("t", partitions=4)])
+        first, second = a.consumer("g", ["t"]), b.consumer("g", ["t"])
+        await first.start()
+        assert len(first.assignment()) == 4
+        await second.start()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            await asyncio.gather(first.poll(timeout_ms=50), second.poll(timeout_ms=50))
+            if len(first.assignment()) == len(second.assignment()) == 2:
+                break
+        assert len(first.assignment()) == len(second.assignment()) == 2
+        assert first.assignment().isdisjoint(second.assignment())
+        await second.stop()
+        deadline = time.monotonic() + 10
+        while len(first.assignment()) < 4 and time.monotonic() < deadline:
+            await first.poll(timeout_ms=50)
+        assert len(first.assignment()) == 4
+        await first.stop()
+
+
+async def test_a_silent_member_expires_and_its_partitions_move(tmp_path: Path) -> None:
+    path = tmp_path / "e.db"
+    async with EmbeddedEventLog(path, session_timeout_ms=300, heartbeat_interval_ms=50) as b:
+        await b.create_topics([TopicSpec("t", partitions=2)])
+        await b.append("t", [OutgoingRecord(value=b"p1", partition=1)])
+        crashed = EmbeddedEventLog(path, session_timeout_ms=300, heartbeat_interval_ms=50)
+        await crashed.start()
+        ghost = crashed.consumer("g", ["t"])
+        await ghost.start()
+        await crashed.close()  # the member never leaves: as if its process died
+        survivor = b.consumer("g", ["t"])
+        await survivor.start()
+        assert len(survivor.assignment()) < 2
+        got = []
+        deadline = time.monotonic() + 10
+        while not got and time.monotonic() < deadline:
+            got = await survivor.poll(timeout_ms=100)
+        assert [r.value for r in got] == [b"p1"]
+        assert survivor.assignment() == {TopicPartition("t", 0), TopicPartition("t", 1)}
+        await survivor.stop()
+
+
+async def test_closed_log_refuses_work(tmp_path: Path) -> None:
+    log = EmbeddedEventLog(tmp_path / "e.db")
+    await log.start()
+    await log.create_topics([TopicSpec("t")])
+    await log.close()
+    with pytest.raises(EventLogError):
+        await log.append("t", [OutgoingRecord(value=b"x")])
+
+
+async def test_the_file_is_wal_and_checks_clean(tmp_path: Path) -> None:
+    path = tmp_path / "e.db"
+    async with EmbeddedEventLog(path) as log:
+        await log.create_topics([TopicSpec("t", partitions=3)])
+        await log.append("t", [OutgoingRecord(value=b"v", key=str(i).encode()) for i in range(50)])
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_headers_codec_round_trips() -> None:
+    headers = (("a", b""), ("traceparent", b"\x00\xff" * 40), ("é", b"x"))
+    assert decode_headers(encode_headers(headers)) == headers
+    assert encode_headers(()) is None
+    assert decode_headers(None) == ()
+
+
+def test_range_assignment_is_kafkas() -> None:
+    members = [("b", [1]), ("a", [1, 2]), ("c", [2])]
+    out = range_assignment(members, {1: 5, 2: 2})
+    assert out == {"a": {(1, 0), (1, 1), (1, 2), (2, 0)}, "b": {(1, 3), (1, 4)}, "c": {(2, 1)}}
+
+
+async def test_factory_picks_by_settings(tmp_path: Path) -> None:
+    embedded = open_event_log(Settings(data_dir=tmp_path, topic_prefix="p."))
+    assert isinstance(embedded, EmbeddedEventLog)
+    assert embedded.path == tmp_path / "events.db"
+    assert embedded.topic_prefix == "p."
+    kafka = open_event_log(Settings(kafka_bootstrap="127.0.0.1:9", topic_prefix="q."))
+    assert isinstance(kafka, KafkaEventLog)
+    assert (kafka.bootstrap, kafka.topic_prefix) == ("127.0.0.1:9", "q.")
+
+
+async def test_topic_prefix_is_invisible_to_readers(tmp_path: Path) -> None:
+    async with open_event_log(Settings(data_dir=tmp_path, topic_prefix="p.")) as log:
+        await log.create_topics([TopicSpec("t")])
+        await log.append("t", [OutgoingRecord(value=b"x")])
+        (record,) = await log.read("t", 0, 0)
+        assert record.topic == "t"
+    with sqlite3.connect(tmp_path / "events.db") as conn:
+        assert conn.execute("SELECT name FROM topics").fetchall() == [("p.t",)]
