@@ -88,7 +88,9 @@ def test_modulo_ignores_multiples() -> None:
 
 def test_splitter_splits_on_the_digit_behind() -> None:
     r = fight(slate(c1=D("splitter")), slate(c1=D("plus"), c5=D("twins")))
-    assert (r.result, r.margin, r.exchanges) == ("win", 4, 3)
+    # Splitter 3/8: 2 + 2 on Plus (5 HP) and Twins (5 HP) each exchange; both fall at the
+    # third, while the Plus hit it for 1 a time.
+    assert (r.result, r.margin, r.exchanges) == ("win", 5, 3)
 
 
 def test_half_hits_at_least_half_the_target_hp() -> None:

@@ -171,6 +171,7 @@ def fight(
     L: list[list[int]] = [[0] * CELLS, [0] * CELLS]
     V: list[list[int]] = [[0] * CELLS, [0] * CELLS]
     R: list[list[bool]] = [[False] * CELLS, [False] * CELLS]
+    codes: set[int] = set()
     for s, slate in enumerate((first, second)):
         if len(slate) != CELLS:
             raise CombatError("bad_slate_size")
@@ -182,6 +183,7 @@ def fight(
                 raise CombatError("unknown_digit")
             code, atk, hp, value, level, reach = entry
             K[s][i] = code
+            codes.add(code)
             A[s][i] = atk
             H[s][i] = M[s][i] = hp
             V[s][i] = value
@@ -193,13 +195,12 @@ def fight(
 
     # Opening.  Each step reads the state left by the previous one; inside a step the effects of
     # both sides are worked out first and applied together, so no side acts first.
-    _opening(K, A, H, M, S, L, V, log)
+    _opening(K, A, H, M, S, L, V, codes, log)
 
+    # Running HP totals per side: the "HP at the start of the exchange" of the both-emptied rule.
+    total = [sum(H[0]), sum(H[1])]
     for ex in range(1, max_exchanges + 1):
-        hp_start = [
-            sum(H[0][i] for i in range(CELLS) if K[0][i] >= 0),
-            sum(H[1][i] for i in range(CELLS) if K[1][i] >= 0),
-        ]
+        hp_start = [total[0], total[1]]
         hits: list[tuple[int, int, int, int, int]] = []
         for s in (0, 1):
             o = 1 - s
@@ -265,6 +266,7 @@ def fight(
                     S[o][t] = shield - absorbed
                     dealt -= absorbed
                 H[o][t] -= dealt
+                total[o] -= dealt
             if taken_log is not None:
                 taken_log.append(
                     {
@@ -286,6 +288,7 @@ def fight(
                 if Ks[i] >= 0 and Hs[i] <= 0:
                     if Ks[i] == CARRY:
                         fallen_carry.append((s, i, A[s][i]))
+                    total[s] -= Hs[i]  # the damage beyond 0 HP was never there to lose
                     Ks[i] = EMPTY
                     falls.append([s, i + 1])
         for s, i, atk in fallen_carry:
@@ -328,7 +331,7 @@ def fight(
                 }
             )
 
-        alive = [any(k >= 0 for k in K[0]), any(k >= 0 for k in K[1])]
+        alive = [max(K[0]) >= 0, max(K[1]) >= 0]
         if alive[0] and alive[1]:
             continue
         if not alive[0] and not alive[1]:
@@ -389,6 +392,11 @@ def _finish(
     )
 
 
+def _sides(codes: set[int], kind: int) -> tuple[int, ...]:
+    """Both sides when `kind` is on the field, else none: skips a step nobody triggers."""
+    return (0, 1) if kind in codes else ()
+
+
 def _opening(
     K: list[list[int]],
     A: list[list[int]],
@@ -397,8 +405,11 @@ def _opening(
     S: list[list[int]],
     L: list[list[int]],
     V: list[list[int]],
+    codes: set[int],
     log: list[dict[str, Any]] | None,
 ) -> None:
+    """The six opening steps; a step whose kinds are absent from both sides is skipped."""
+
     def note(step: str, effects: list[dict[str, Any]]) -> None:
         if log is not None and effects:
             log.append(
@@ -411,6 +422,8 @@ def _opening(
             )
 
     # 1. Additions and subtractions (Plus, Minus, Abacus); no ATK below 0.
+    if codes.isdisjoint((PLUS, MINUS, ABACUS, AVERAGE, TWINS, POWER, SIGMA, SQUARE)):
+        return
     delta = [[0] * CELLS, [0] * CELLS]
     effects: list[dict[str, Any]] = []
     touched = False
@@ -440,7 +453,7 @@ def _opening(
 
     # 2. Average: one per side, the highest level, then the leftmost (then front before back).
     effects = []
-    for s in (0, 1):
+    for s in _sides(codes, AVERAGE):
         best = -1
         for i in sorted(range(CELLS), key=lambda c: (c & 3, c >> 2)):
             if K[s][i] == AVERAGE and (best < 0 or L[s][i] > L[s][best]):
@@ -458,7 +471,7 @@ def _opening(
 
     # 3. Twins.
     effects = []
-    for s in (0, 1):
+    for s in _sides(codes, TWINS):
         twins = [i for i in range(CELLS) if K[s][i] == TWINS]
         for i in twins:
             gain = V[s][i] * (len(twins) - 1)
@@ -471,7 +484,7 @@ def _opening(
 
     # 4. Power: worked out from the state before the step, then applied.
     effects = []
-    for s in (0, 1):
+    for s in _sides(codes, POWER):
         gains = []
         for i in range(CELLS):
             mate = i ^ 4
@@ -485,7 +498,7 @@ def _opening(
 
     # 5. Sum: each Sigma.
     effects = []
-    for s in (0, 1):
+    for s in _sides(codes, SIGMA):
         others = sum(1 for k in K[s] if k >= 0) - 1
         for i in range(CELLS):
             if K[s][i] == SIGMA:
@@ -496,7 +509,7 @@ def _opening(
 
     # 6. Shields: Square, on itself and the other digit of its column.
     effects = []
-    for s in (0, 1):
+    for s in _sides(codes, SQUARE):
         for i in range(CELLS):
             if K[s][i] == SQUARE:
                 for c in (i, i ^ 4):

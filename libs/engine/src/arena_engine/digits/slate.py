@@ -6,7 +6,7 @@ c + 4 behind cell c); inside the engine a slate is a tuple of 8 entries indexed 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .catalogue import MAX_LEVEL, Catalogue
 
@@ -14,8 +14,10 @@ CELLS = 8
 COLUMNS = 4
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Digit:
+class Digit(NamedTuple):
+    """A digit on a slate. A named tuple, not a dataclass: combat looks digits up by hash in
+    its hottest loop, and tuple hashing is done in C."""
+
     kind: str
     level: int = 1
 

@@ -1,0 +1,69 @@
+"""Digits combat speed: combats per second on seeded random level-mixed armies, and the time of
+predict() over all 384 arrangements against one army.
+
+Targets (issue 7): at least 5,000 combats/s and all 384 predictions under 100 ms. The baseline
+measured in the same run is the same combats with the full step-by-step report built (what the
+match service stores for replay), so the ratio shows what the report costs on this machine.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from arena_engine.digits.catalogue import load
+from arena_engine.digits.combat import default_rules, fight
+from arena_engine.digits.faceoff import predict_all
+from arena_engine.digits.rng import Rng
+from arena_engine.digits.slate import Digit, Slate
+
+COMBATS_TARGET = 5_000
+PREDICT_TARGET_MS = 100.0
+
+
+def random_army(rng: Rng, min_digits: int = 4, full: bool = False) -> Slate:
+    names = load().names()
+    count = 8 if full else rng.between(min_digits, 8)
+    cells: list[Digit | None] = [None] * 8
+    for i in sorted(range(8), key=lambda _: rng.next64())[:count]:
+        cells[i] = Digit(rng.choice(names), rng.between(1, 3))
+    return tuple(cells)
+
+
+def _combats_per_second(pairs: list[tuple[Slate, Slate]], report: bool, rounds: int) -> float:
+    rules = default_rules()
+    started = time.perf_counter()
+    for _ in range(rounds):
+        for a, b in pairs:
+            fight(a, b, rules, report=report)
+    return rounds * len(pairs) / (time.perf_counter() - started)
+
+
+def run(quick: bool = False) -> None:
+    rng = Rng(2026, "bench")
+    pairs = [(random_army(rng), random_army(rng)) for _ in range(200 if quick else 1000)]
+    rounds = 1 if quick else 3
+    fight(*pairs[0])  # warm the compiled catalogue
+    fast = _combats_per_second(pairs, report=False, rounds=rounds)
+    with_report = _combats_per_second(pairs, report=True, rounds=1)
+    print(
+        f"combat, no report:     {fast:>9,.0f} combats/s  (target {COMBATS_TARGET:,}: "
+        f"x{fast / COMBATS_TARGET:.2f})"
+    )
+    print(
+        f"combat, full report:   {with_report:>9,.0f} combats/s  (baseline; the report costs "
+        f"x{fast / with_report:.2f})"
+    )
+
+    samples = []
+    for _ in range(5 if quick else 20):
+        mine, theirs = random_army(rng, full=True), random_army(rng, full=True)
+        started = time.perf_counter()
+        results = predict_all(mine, theirs)
+        samples.append((time.perf_counter() - started) * 1000)
+        assert len(results) == 384
+    median, worst = statistics.median(samples), max(samples)
+    print(
+        f"predict x 384, full slates: median {median:.1f} ms, worst {worst:.1f} ms "
+        f"(target < {PREDICT_TARGET_MS:.0f} ms: x{PREDICT_TARGET_MS / median:.2f} headroom)"
+    )
