@@ -7,6 +7,7 @@ tests, installed on the process's tracer provider like any other exporter.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sized
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 import structlog
 from arena_runtime import metrics, telemetry
+from arena_runtime.config import load_settings
 from arena_runtime.consumer_loop import ConsumerLoop
 from arena_runtime.envelope import Codec, Command, Event
 from arena_runtime.eventlog import EventLog, Record, TopicSpec
@@ -190,3 +192,30 @@ def test_metrics_exposition_lists_the_runtime_series() -> None:
     ):
         assert f"# TYPE {name.removesuffix('_total')}" in text
     assert metrics.CONTENT_TYPE.startswith("text/plain")
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers, root.level = handlers, level
+    structlog.reset_defaults()
+
+
+def test_configured_logging_renders_both_apis_as_json_lines(
+    restore_logging: None, capsys: pytest.CaptureFixture[str], spans: InMemorySpanExporter
+) -> None:
+    telemetry.configure_telemetry(load_settings({"ARENA_LOG_LEVEL": "info"}))
+    with telemetry.tracer().start_as_current_span("work") as span:
+        telemetry.get_logger("arena.test").info("structlog line", stream="t-1")
+        logging.getLogger("uvicorn.error").warning("stdlib line %d", 7)
+        telemetry.get_logger("arena.test").debug("below the level")
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(line["event"], line["level"]) for line in lines] == [
+        ("structlog line", "info"),
+        ("stdlib line 7", "warning"),
+    ]
+    assert {line["trace_id"] for line in lines} == {telemetry.trace_id_hex(span)}
+    assert lines[0]["component"] == "arena.test" and lines[0]["stream"] == "t-1"
+    assert lines[1]["logger"] == "uvicorn.error"

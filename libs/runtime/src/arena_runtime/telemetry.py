@@ -111,30 +111,51 @@ def _add_trace_ids(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any
     return event_dict
 
 
+def _renderer(log_format: str) -> Any:
+    if log_format == "json":
+        return structlog.processors.JSONRenderer()
+    return structlog.dev.ConsoleRenderer(colors=False)
+
+
+#: Processors shared by structlog loggers and standard-library records (uvicorn, aiokafka, …).
+_SHARED: list[Any] = [
+    structlog.contextvars.merge_contextvars,
+    structlog.processors.add_log_level,
+    structlog.processors.TimeStamper(fmt="iso", utc=True),
+    _add_trace_ids,
+]
+
+
 def log_processors(log_format: str = "json") -> list[Any]:
-    renderer: Any = (
-        structlog.processors.JSONRenderer()
-        if log_format == "json"
-        else structlog.dev.ConsoleRenderer(colors=False)
-    )
-    return [
-        structlog.contextvars.merge_contextvars,
-        structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-        _add_trace_ids,
-        structlog.processors.format_exc_info,
-        renderer,
-    ]
+    """The whole chain from a log call to one rendered line (for structlog-only setups)."""
+    return [*_SHARED, structlog.processors.format_exc_info, _renderer(log_format)]
 
 
 def configure_logging(level: str = "INFO", log_format: str = "json") -> None:
-    """JSON lines (or console text) on stdout, at ``level``, with trace and span ids."""
+    """One line per record on stdout, JSON (or console text), with trace and span ids.
+
+    Standard-library loggers (ours, uvicorn's, aiokafka's) are routed through the same
+    processors, so every line of a process has one shape.
+    """
     structlog.configure(
-        processors=log_processors(log_format),
+        processors=[*_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
-        logger_factory=structlog.PrintLoggerFactory(sys.stdout),
+        logger_factory=structlog.stdlib.LoggerFactory(),
         cache_logger_on_first_use=False,
     )
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[*_SHARED, structlog.stdlib.add_logger_name],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,
+            _renderer(log_format),
+        ],
+    )
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(level)
 
 
 def get_logger(name: str) -> Any:
