@@ -86,21 +86,14 @@ def _with_say(order: Order, policy: str) -> Order:
     return Order(order.intent, order.token, order.target, "scripted", SAYINGS[policy])
 
 
-def play_scripted(
-    settings: Settings,
-    policies: Sequence[str],
-    *,
-    record_frames: bool = True,
-    log: EpisodeLog | None = None,
-) -> Sim:
-    """A full episode of eight scripted seats, ending ``complete``. When ``log`` is given, the
-    orders of each beat are appended to it."""
+def run_scripted(sim: Sim, policies: Sequence[str], *, log: EpisodeLog | None = None) -> Sim:
+    """Play the remaining beats of ``sim`` with eight scripted seats and settle it
+    ``complete``. When ``log`` is given, each beat's orders are appended to it."""
     if len(policies) != SEATS:
         raise MatrixGamesError("bad_policies", "exactly eight policies are needed")
     for name in policies:
         check_policy(name)
-    sim = Sim(settings, list(policies), record_frames=record_frames)
-    for _ in range(settings.beats):
+    while sim.beat < sim.settings.beats and not sim.done:
         orders = scripted_orders(sim, policies)
         if log is not None:
             log.beats.append(orders)
@@ -109,3 +102,15 @@ def play_scripted(
     if log is not None:
         log.reason = sim.reason
     return sim
+
+
+def play_scripted(
+    settings: Settings,
+    policies: Sequence[str],
+    *,
+    record_frames: bool = True,
+    log: EpisodeLog | None = None,
+) -> Sim:
+    """A full episode of eight scripted seats, ending ``complete``."""
+    sim = Sim(settings, list(policies), record_frames=record_frames)
+    return run_scripted(sim, policies, log=log)

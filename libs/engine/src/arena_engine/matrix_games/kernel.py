@@ -70,6 +70,18 @@ Event = tuple[object, ...]
 FieldFn = Callable[[int], Sequence[int]]
 
 
+class Snapshot(NamedTuple):
+    """The state recorded by rule 10 for one tick (cells, flattened inventories)."""
+
+    t: int
+    pos: list[int]
+    facing: list[int]
+    freeze: list[int]
+    inv: list[int]
+    tok: list[int]
+    sc: list[int]
+
+
 class Interaction(NamedTuple):
     """One resolution, as recorded (inventories are those before the reset)."""
 
@@ -125,6 +137,10 @@ class Sim:
             for t in range(k)
         ]
         self._refills: dict[int, list[int]] = {}
+        self._type_spawners = [
+            [(i, self.sp_cell[i], CELL_X[self.sp_cell[i]], CELL_Y[self.sp_cell[i]]) for i in ids]
+            for ids in self.sp_by_type
+        ]
         self._centre_cell = [cell_of(*zone_centre(k, t)) for t in range(k)]
         self._sweep_cell = cell_of(*SWEEP_CELL)
 
@@ -161,9 +177,7 @@ class Sim:
         self.ending = ""
         self.events: list[Event] = []
         self.interacts: list[Interaction] = []
-        self.frames: list[tuple[int, list[int], list[int], list[int], list[int]]] = []
-        self.share_series: list[list[int]] = []
-        self.score_series: list[list[int]] = []
+        self.frames: list[Snapshot] = []
         self._micros = [WAIT] * SEATS
 
     # ---- beats ---------------------------------------------------------------------------
@@ -325,30 +339,20 @@ class Sim:
         self.tick = tick + 1
 
     def _record(self) -> None:
-        tick = self.tick
-        pos = self.pos
-        facing = self.facing
-        freeze = self.freeze
-        c: list[int] = []
-        for s in range(SEATS):
-            p = pos[s]
-            c += (CELL_X[p], CELL_Y[p], facing[s], freeze[s])
-        inv_flat: list[int] = []
-        for inv in self.inv:
-            inv_flat += inv
-        self.frames.append((tick, c, inv_flat, self.sp_has[:], self.score[:]))
-        k = self.k
-        totals = [0] * k
-        for inv in self.inv:
-            for i in range(k):
-                totals[i] += inv[i]
-        grand = sum(totals)
-        share = [tick]
-        share += [v * 1000 // grand if grand else 0 for v in totals]
-        self.share_series.append(share)
-        score_row = [tick]
-        score_row += self.score
-        self.score_series.append(score_row)
+        # Rule 10 keeps raw copies only; the replay writer expands them into the frame, share
+        # and score rows, so a run that never writes a replay pays for copies, not JSON.
+        inv = self.inv
+        self.frames.append(
+            Snapshot(
+                self.tick,
+                self.pos[:],
+                self.facing[:],
+                self.freeze[:],
+                [v for row in inv for v in row],
+                self.sp_has[:],
+                self.score[:],
+            )
+        )
 
     # ---- rule 3: one micro-action -------------------------------------------------------
 
@@ -422,18 +426,17 @@ class Sim:
         return bfs_step(self._field(goal), here, goal, self.occ)
 
     def _nearest_token(self, origin: int, token: int) -> int:
-        """Cell of the token of this type nearest by Chebyshev (ties: lowest y, then x), or -1."""
+        """Cell of the token of this type nearest by Chebyshev (ties: lowest y, then x), or -1.
+        Spawners are scanned in (y, x) order, so a strict "<" keeps the tie-break."""
         ox = CELL_X[origin]
         oy = CELL_Y[origin]
         best = -1
         best_d = 1 << 30
         sp_has = self.sp_has
-        sp_cell = self.sp_cell
-        for i in self.sp_by_type[token]:
+        for i, c, x, y in self._type_spawners[token]:
             if sp_has[i]:
-                c = sp_cell[i]
-                dx = CELL_X[c] - ox
-                dy = CELL_Y[c] - oy
+                dx = x - ox
+                dy = y - oy
                 d = max(dx if dx >= 0 else -dx, dy if dy >= 0 else -dy)
                 if d < best_d:
                     best_d = d

@@ -111,16 +111,15 @@ def build_observation(sim: Sim, slot: int, shared: BeatShared | None = None) -> 
     cross = v.cross_camp_only
     here = sim.pos[slot]
     hx, hy = CELL_X[here], CELL_Y[here]
-    radius = sim.settings.view_radius
     sight = sim._sight[here]
 
-    visible_tokens = []
-    for i, sp in enumerate(sim.spawners):
-        if not sim.sp_has[i]:
-            continue
-        if max(abs(sp.x - hx), abs(sp.y - hy)) > radius or not sight[sp.cell]:
-            continue
-        visible_tokens.append({"x": sp.x, "y": sp.y, "token": v.tokens[sp.token]})
+    # The sight table already applies the Chebyshev view radius.
+    has = sim.sp_has
+    visible_tokens = [
+        {"x": sp.x, "y": sp.y, "token": v.tokens[sp.token]}
+        for i, sp in enumerate(sim.spawners)
+        if has[i] and sight[sim.sp_cell[i]]
+    ]
 
     cogs = []
     for other in range(SEATS):

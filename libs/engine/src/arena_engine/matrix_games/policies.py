@@ -12,7 +12,9 @@ from arena_engine.matrix_games.orders import Order, gather, hold, hunt
 from arena_engine.matrix_games.variants import argmax_lowest
 
 _FAR: Final = 1 << 62
-_SIDES: Final = (("row", "rowMix"), ("col", "colMix"))
+# Within one entry the forward walk sets row then col; backwards, col comes first. (A cog
+# is never on both sides of one resolution, so the order only matters for clarity.)
+_SIDES_LAST_FIRST: Final = (("col", "colMix"), ("row", "rowMix"))
 
 
 def _ints(value: Any) -> list[int]:
@@ -54,14 +56,19 @@ class _View:
             dist[slot] = int(entry.get("dist", _FAR))
             if entry.get("eligible", True):
                 eligible.append(slot)
+        # The most recent resolution involving a cog, on either side, sets what it "showed":
+        # walk the log backwards and keep the first value found for each cog.
         last_seen = [0] * SEATS
-        # The most recent resolution involving a cog, on either side, sets what it "showed".
-        for entry in obs.get("log") or []:
-            for side, mix_key in _SIDES:
+        found = [False] * SEATS
+        for entry in reversed(obs.get("log") or []):
+            for side, mix_key in _SIDES_LAST_FIRST:
                 slot = slot_of_alias(str(entry.get(side, "")))
+                if slot < 0 or found[slot]:
+                    continue
                 mix = entry.get(mix_key)
-                if slot >= 0 and isinstance(mix, list) and mix:
+                if isinstance(mix, list) and mix:
                     last_seen[slot] = argmax_lowest(mix)
+                    found[slot] = True
         return cls(
             k=k,
             best_response_row=brr,

@@ -23,10 +23,11 @@ from arena_engine.matrix_games.constants import (
     camp_label,
 )
 from arena_engine.matrix_games.errors import ReplayError
-from arena_engine.matrix_games.kernel import Event, Sim
+from arena_engine.matrix_games.kernel import Event, Sim, Snapshot
 from arena_engine.matrix_games.orders import Order
 from arena_engine.matrix_games.results import results_json
 from arena_engine.matrix_games.settings import Settings
+from arena_engine.matrix_games.yard import CELL_X, CELL_Y
 
 #: Event kind -> the names of its fields after ``k``, in replay order.
 EVENT_FIELDS: Final[dict[str, tuple[str, ...]]] = {
@@ -79,6 +80,22 @@ def event_json(event: Event, *, include_notes: bool = True) -> dict[str, Any]:
     return out
 
 
+def frame_json(f: Snapshot) -> dict[str, Any]:
+    """Frame t: the state after tick t; ``c`` is (x, y, facing, freeze) for each cog."""
+    c: list[int] = []
+    for s in range(SEATS):
+        p = f.pos[s]
+        c += (CELL_X[p], CELL_Y[p], f.facing[s], f.freeze[s])
+    return {"t": f.t, "c": c, "inv": f.inv, "tok": f.tok, "sc": f.sc}
+
+
+def share_row(f: Snapshot, k: int) -> list[int]:
+    """[t, permille share of each token type across all eight inventories]."""
+    totals = [sum(f.inv[i::k]) for i in range(k)]
+    grand = sum(totals)
+    return [f.t, *(v * 1000 // grand if grand else 0 for v in totals)]
+
+
 def config_json(sim: Sim) -> dict[str, Any]:
     v = sim.variant
     st = sim.settings
@@ -128,10 +145,11 @@ def replay_json(sim: Sim, *, include_notes: bool = True) -> dict[str, Any]:
         "config": config_json(sim),
         "map": {"w": BOARD_W, "h": BOARD_H, "walls": list(WALLS)},
         "spawners": [{"x": s.x, "y": s.y, "token": s.token} for s in sim.spawners],
-        "frames": [
-            {"t": t, "c": c, "inv": inv, "tok": tok, "sc": sc} for t, c, inv, tok, sc in sim.frames
-        ],
-        "series": {"share": sim.share_series, "score": sim.score_series},
+        "frames": [frame_json(f) for f in sim.frames],
+        "series": {
+            "share": [share_row(f, v.k) for f in sim.frames],
+            "score": [[f.t, *f.sc] for f in sim.frames],
+        },
         "indices": {
             "conventionCounts": sim.indices.conventions(),
             "coopRate": sim.indices.coop_rate(v),
