@@ -7,7 +7,9 @@ import importlib
 import time
 
 # Each module exposes run(quick: bool = False) -> None and prints its own figures.
-BENCHES: list[str] = ["maths_warriors_solver", "digits_combat"]
+BENCHES: list[str] = [
+    "eventlog",
+    "maths_warriors_solver", "digits_combat", "matrix_games_episodes"]
 
 
 def main() -> None:
