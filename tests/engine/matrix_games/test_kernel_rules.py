@@ -96,7 +96,7 @@ def test_resolution_resets_freezes_and_immunises() -> None:
     assert kinds[:4] == ["beam", "interact", "reset", "reset"]
     assert sim.inv[0] == [1, 1] and sim.inv[1] == [1, 1]
     assert (sim.freeze[0], sim.immune[0], sim.beam_cd[0]) == (12, 12, 25)
-    assert sim.frames[-1][1][3] == 12  # frame t shows freeze 12
+    assert sim.frames[-1].freeze[0] == 12  # frame t shows freeze 12
     for _ in range(11):
         sim.step()
     assert sim.freeze[0] == 1
