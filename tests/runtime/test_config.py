@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
-from arena_runtime.config import ConfigError, Settings, load_settings
+from arena_runtime.config import ConfigError, Settings, load_settings, variable_name
 
 
 def test_defaults_are_the_embedded_mode() -> None:
@@ -80,3 +81,10 @@ def test_a_given_mapping_is_the_only_source(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("ARENA_HTTP_PORT", "1234")
     assert load_settings({}).http_port == 8000
     assert load_settings().http_port == 1234
+
+
+def test_docs_list_every_setting() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
+    section = docs.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    documented = set(re.findall(r"^\| `(ARENA_[A-Z_]+)` \|", section, re.MULTILINE))
+    assert documented == {variable_name(field) for field in Settings.model_fields}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -264,3 +265,22 @@ def test_every_registry_reads_command_rejections() -> None:
     codec = Codec(Schemas())
     stored = codec.encode_event(event(type="arena.v1.CommandRejected", payload=rejected))
     assert codec.decode_event(stored).payload == rejected
+
+
+def test_the_decoding_recipe_in_the_docs_works() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "events.md").read_text()
+    section = docs.split("## Envelope", 1)[1].split("\n## ", 1)[0]
+    snippet = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(snippet, namespace)
+    record = Codec(schemas()).event_record(event(sequence=4))
+    assert dict(record.headers)["content-type"].decode() in section
+    assert namespace["decode_event"](record.value) == {
+        "stream": "match-1",
+        "sequence": 4,
+        "type": "test.Note",
+        "schema_version": 1,
+        "time": "2026-11-30T12:00:00.123456Z",
+        "causation_id": "c-1",
+        "payload": {"text": "héllo", "n": [1, 2]},
+    }
