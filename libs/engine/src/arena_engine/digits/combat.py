@@ -259,7 +259,7 @@ def fight(
             else:
                 dealt = h
                 if kind == ZERO:
-                    dealt = max(1, dealt - L[o][t])
+                    dealt = max(1, dealt - V[o][t])
                 shield = S[o][t]
                 if shield:
                     absorbed = shield if shield < dealt else dealt
