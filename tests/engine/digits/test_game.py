@@ -8,6 +8,8 @@ from arena_engine.digits import game as g
 from arena_engine.digits.questions import focus_questions
 from arena_engine.digits.settings import DEFAULT_SETTINGS
 from arena_engine.digits.slate import Digit, make_slate
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 WEAK = make_slate({1: Digit("plus")})
 STRONG = make_slate({i: Digit("delta", 3) for i in range(1, 9)})
@@ -212,3 +214,63 @@ def test_same_shop_seed_same_offers_whatever_else_was_done() -> None:
     a.do(g.Reroll())
     b.do(g.Reroll())
     assert a.s.offers == b.s.offers
+
+
+def test_close_focus_counts_the_rest_as_wrong() -> None:
+    game = Game("room", room_rounds=8)
+    assert game.do(g.CloseFocus(1)) != []
+    assert game.s.phase == g.SHOP and game.s.right == 0 and game.s.gold == 3
+    game = Game("room", room_rounds=8)
+    game.do(g.StartFocus())
+    assert game.s.question is not None
+    game.do(g.AnswerFocus(game.s.question.answer))
+    game.do(g.CloseFocus(1))
+    assert game.s.phase == g.SHOP and game.s.right == 1 and game.s.gold == 4
+    assert game.do(g.CloseFocus(1)) == []  # stale timer
+
+
+commands = st.one_of(
+    st.builds(g.StartFocus),
+    st.builds(g.AnswerFocus, st.integers(0, 17)),
+    st.builds(g.QuestionTimeout, st.integers(1, 3), st.integers(0, 6)),
+    st.builds(g.CloseFocus, st.integers(1, 3)),
+    st.builds(
+        g.Buy, st.one_of(st.integers(-1, 6), st.just("bright")), st.none() | st.integers(0, 9)
+    ),
+    st.builds(g.Sell, st.integers(0, 9)),
+    st.builds(g.Move, st.integers(0, 9), st.integers(0, 9)),
+    st.builds(g.Reroll),
+    st.builds(g.Train, st.integers(0, 9)),
+    st.builds(g.AnswerTraining, st.integers(1, 16)),
+    st.builds(g.TrainingTimeout, st.integers(1, 3)),
+    st.builds(g.EndShop),
+    st.builds(g.Arrange, st.integers(-1, 400)),
+    st.builds(g.Fight),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(commands, st.integers(0, 12_000)), max_size=60))
+def test_any_command_sequence_keeps_the_invariants(steps: list[tuple[g.Command, int]]) -> None:
+    game = Game()
+    for command, wait in steps:
+        game.now += wait
+        game.do(command, opponent=WEAK)
+        s = game.s
+        assert s.gold >= 0 and len(s.slate) == 8
+        assert all(d is None or 1 <= d.level <= 3 for d in s.slate)
+        assert s.carried <= DEFAULT_SETTINGS.reserve_cap
+    assert g.replay(game.events) == game.state
+
+
+def test_combat_report_of_the_faceoff_matches_the_fought_combat() -> None:
+    game = Game()
+    game.focus(6)
+    game.do(g.Buy(0))
+    game.do(g.EndShop(), opponent=WEAK)
+    game.do(g.Arrange(5))
+    report = g.combat_of(game.s, report=True)
+    decided = game.do(g.Fight())
+    assert isinstance(decided, list) and isinstance(decided[0], g.CombatFought)
+    assert report.report is not None and report.report[-1]["result"] == decided[0].result
+    assert (report.margin, report.exchanges) == (decided[0].margin, decided[0].exchanges)

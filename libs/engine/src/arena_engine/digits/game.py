@@ -61,6 +61,14 @@ class QuestionTimeout:
 
 
 @dataclass(frozen=True, slots=True)
+class CloseFocus:
+    """Timer: the Focus window of the round is over (a room's shop clock runs from the round's
+    opening, Focus included); questions not answered by now count as wrong."""
+
+    round_no: int
+
+
+@dataclass(frozen=True, slots=True)
 class Buy:
     offer: int | str  # 0..4, or "bright"
     cell: int | None = None  # 1..8; None for the default cell
@@ -325,7 +333,6 @@ class GameState:
     opponent: Slate | None = None
     arrangement: int = 0
     faceoff_deadline_ms: int | None = None
-    last_combat: CombatResult | None = None
 
     @property
     def rounds_played(self) -> int:
@@ -452,6 +459,17 @@ def _question_timeout(
     if stale:
         return []
     return _focus_step(state, None, ctx.now_ms, timed_out=True)
+
+
+def _close_focus(state: GameState, cmd: CloseFocus, ctx: Context) -> list[Event] | Rejection:
+    if state.phase != FOCUS or cmd.round_no != state.round_no:
+        return []  # stale: the Focus of that round is already over
+    events: list[Event] = []
+    first = state.question_index if state.question is not None else 0
+    for index in range(first, state.settings.focus_questions):
+        events.append(FocusAnswered(state.round_no, index, None, right=False, late=False))
+    events.append(_open_shop(state, state.right))
+    return events
 
 
 def _in_shop(state: GameState) -> Rejection | None:
@@ -634,6 +652,7 @@ _HANDLERS: dict[type, _Handler] = {
     StartFocus: _start_focus,
     AnswerFocus: _answer_focus,
     QuestionTimeout: _question_timeout,
+    CloseFocus: _close_focus,
     Buy: _buy,
     Sell: _sell,
     Move: _move,

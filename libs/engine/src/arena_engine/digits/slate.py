@@ -128,6 +128,8 @@ def slate_from_json(raw: object) -> Slate:
     if isinstance(raw, dict):
         entries = [None] * CELLS
         for key, value in raw.items():
+            if not str(key).isdigit():
+                raise SlateError("bad_cell")
             entries[_index(int(key))] = value
     elif isinstance(raw, list):
         entries = list(raw)
