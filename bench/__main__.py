@@ -9,7 +9,11 @@ import time
 # Each module exposes run(quick: bool = False) -> None and prints its own figures.
 BENCHES: list[str] = [
     "eventlog",
-    "maths_warriors_solver", "digits_combat", "matrix_games_episodes"]
+    "maths_warriors_solver",
+    "digits_combat",
+    "matrix_games_episodes",
+    "streams",
+]
 
 
 def main() -> None:

@@ -284,3 +284,9 @@ def test_the_decoding_recipe_in_the_docs_works() -> None:
         "causation_id": "c-1",
         "payload": {"text": "héllo", "n": [1, 2]},
     }
+
+
+@given(st.datetimes(timezones=st.just(UTC)))
+def test_times_round_trip_to_the_microsecond(moment: datetime) -> None:
+    codec = Codec(schemas())
+    assert codec.decode_event(codec.encode_event(event(time=moment))).time == moment

@@ -18,7 +18,7 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from google.protobuf.message import DecodeError, Message
@@ -222,12 +222,19 @@ class Schemas:
         return payload
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+# Plain arithmetic: several times faster than Timestamp.FromDatetime / ToDatetime.
 def _timestamp(moment: datetime) -> Timestamp:
     if moment.tzinfo is None:
         raise ValueError("envelope times must be timezone-aware")
-    stamp = Timestamp()
-    stamp.FromDatetime(moment)
-    return stamp
+    seconds, micros = divmod((moment - _EPOCH) // timedelta(microseconds=1), 1_000_000)
+    return Timestamp(seconds=seconds, nanos=micros * 1000)
+
+
+def _datetime(stamp: Timestamp) -> datetime:
+    return _EPOCH + timedelta(seconds=stamp.seconds, microseconds=stamp.nanos // 1000)
 
 
 def new_id() -> str:
@@ -283,7 +290,7 @@ class Codec:
             sequence=message.sequence,
             type=message.type,
             payload=payload,
-            time=message.time.ToDatetime(tzinfo=UTC),
+            time=_datetime(message.time),
             causation_id=message.causation_id,
             correlation_id=message.correlation_id,
             traceparent=message.trace.traceparent,
@@ -335,7 +342,7 @@ class Codec:
             stream=message.stream,
             type=message.type,
             payload=payload,
-            time=message.time.ToDatetime(tzinfo=UTC),
+            time=_datetime(message.time),
             causation_id=message.causation_id,
             correlation_id=message.correlation_id,
             traceparent=message.trace.traceparent,
