@@ -95,7 +95,10 @@ def compile_rules(catalogue: Catalogue) -> CombatRules:
     return CombatRules(catalogue.version, stats)
 
 
+@cache
 def default_rules() -> CombatRules:
+    """The current catalogue compiled once (hashing a Catalogue per combat would cost more than
+    a short combat)."""
     return compile_rules(load())
 
 
@@ -282,15 +285,15 @@ def fight(
         falls: list[list[int]] = []
         carries: list[dict[str, Any]] = []
         fallen_carry: list[tuple[int, int, int]] = []
-        for s in (0, 1):
+        # Only a digit that took a hit can fall; side then cell order keeps the report stable.
+        for s, i in sorted({(o, t) for o, t, _, _, _ in hits}):
             Ks, Hs = K[s], H[s]
-            for i in range(CELLS):
-                if Ks[i] >= 0 and Hs[i] <= 0:
-                    if Ks[i] == CARRY:
-                        fallen_carry.append((s, i, A[s][i]))
-                    total[s] -= Hs[i]  # the damage beyond 0 HP was never there to lose
-                    Ks[i] = EMPTY
-                    falls.append([s, i + 1])
+            if Ks[i] >= 0 and Hs[i] <= 0:
+                if Ks[i] == CARRY:
+                    fallen_carry.append((s, i, A[s][i]))
+                total[s] -= Hs[i]  # the damage beyond 0 HP was never there to lose
+                Ks[i] = EMPTY
+                falls.append([s, i + 1])
         for s, i, atk in fallen_carry:
             Ks = K[s]
             receiver = -1

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import permutations
 
-from .combat import CombatResult, CombatRules, fight
+from .combat import CombatResult, CombatRules, default_rules, fight
 from .slate import Slate
 
 ORDERS: tuple[tuple[int, int, int, int], ...] = tuple(
@@ -76,6 +76,7 @@ def predict_all(
     slate: Slate, opponent: Slate, rules: CombatRules | None = None
 ) -> list[CombatResult]:
     """Predict every arrangement, indexed 0..383. Duplicate arranged slates are fought once."""
+    rules = rules or default_rules()
     seen: dict[Slate, CombatResult] = {}
     out = []
     for arranged in all_arrangements(slate):
