@@ -3,7 +3,8 @@
 Reports episodes/s, ticks/s and agent-steps/s (8 per tick) of the engine, beside a
 straightforward baseline measured in the same run: the same rules with no precomputed
 tables, i.e. a breadth-first search from scratch for every move, every cog evaluated every
-tick, and Bresenham line of sight recomputed for every observer/target pair on every tick.
+tick, a scan of every spawner for the nearest token, and Bresenham line of sight recomputed for
+every observer/target pair on every tick.
 Both must produce the same episodes (checked), so the ratio compares equal work.
 """
 
@@ -16,6 +17,7 @@ from arena_engine.matrix_games import VARIANTS, Settings, Sim
 from arena_engine.matrix_games.episode import run_scripted
 from arena_engine.matrix_games.pathing import bfs_distances
 from arena_engine.matrix_games.sight import sees
+from arena_engine.matrix_games.yard import CELL_X, CELL_Y
 
 POLICIES = [
     "counter",
@@ -66,26 +68,39 @@ class BaselineSim(Sim):
     def _evaluate(self, s: int, can_step: bool) -> int:
         return super()._evaluate(s, True)  # evaluate every cog fully on every tick
 
+    def _nearest_token(self, origin: int, token: int) -> int:
+        # Scan every spawner, as the reference does.
+        ox, oy = CELL_X[origin], CELL_Y[origin]
+        best, best_d = -1, 1 << 30
+        for i, sp in enumerate(self.spawners):
+            if self.sp_has[i] and sp.token == token:
+                d = max(abs(sp.x - ox), abs(sp.y - oy))
+                if d < best_d or (d == best_d and (sp.y, sp.x) < (CELL_Y[best], CELL_X[best])):
+                    best, best_d = sp.cell, d
+        return best
+
 
 def _play(sim_class: type[Sim], settings: Settings) -> Sim:
     return run_scripted(sim_class(settings, POLICIES), POLICIES)
 
 
-def _measure(sim_class: type[Sim], matrix: str, seeds: range) -> tuple[float, int, list[Sim]]:
-    sims = []
-    # CPU time of this process: the machine is shared, and wall time would mostly measure
-    # the neighbours. The wall-clock total is printed at the end for comparison.
-    started = time.process_time()
-    for seed in seeds:
-        sims.append(_play(sim_class, Settings(matrix=matrix, seed=seed)))
-    elapsed = time.process_time() - started
-    return elapsed, sum(s.tick for s in sims), sims
+def _measure(
+    sim_class: type[Sim], matrix: str, seeds: range, rounds: int
+) -> tuple[float, int, list[Sim]]:
+    """CPU seconds for playing ``seeds``: the best of ``rounds`` runs (the machine is shared,
+    so the best run is the one least disturbed by the neighbours), the ticks, the episodes."""
+    best = float("inf")
+    sims: list[Sim] = []
+    for _ in range(rounds):
+        started = time.process_time()
+        sims = [_play(sim_class, Settings(matrix=matrix, seed=seed)) for seed in seeds]
+        best = min(best, time.process_time() - started)
+    return best, sum(s.tick for s in sims), sims
 
 
 def run(quick: bool = False) -> None:
     wall_started = time.perf_counter()
-    fast_n = 4 if quick else 30
-    base_n = 1 if quick else 3
+    fast_n, base_n, rounds = (3, 1, 1) if quick else (10, 2, 3)
     _play(Sim, Settings())  # fill the distance-field and sight caches once, outside the clock
     print(
         f"{'variant':<28} {'eps/s':>7} {'ticks/s':>8} {'agent-steps/s':>14}"
@@ -95,8 +110,8 @@ def run(quick: bool = False) -> None:
     eps_fast = eps_base = 0
     ticks_fast = 0
     for matrix in VARIANTS:
-        fast_t, fast_ticks, fast_sims = _measure(Sim, matrix, range(fast_n))
-        base_t, _, base_sims = _measure(BaselineSim, matrix, range(base_n))
+        fast_t, fast_ticks, fast_sims = _measure(Sim, matrix, range(fast_n), rounds)
+        base_t, _, base_sims = _measure(BaselineSim, matrix, range(base_n), rounds)
         for a, b in zip(fast_sims, base_sims, strict=False):
             if a.events != b.events or a.state_hash() != b.state_hash():
                 raise AssertionError(f"baseline disagrees with the engine on {matrix}")
@@ -124,7 +139,7 @@ def run(quick: bool = False) -> None:
         f">= {TARGET_RATIO:.0f}x baseline ({ratio_ok})"
     )
     print(
-        f"(rates use process CPU time; wall clock for the whole run: "
+        f"(rates: process CPU time, best of {rounds} rounds; wall clock for the whole run: "
         f"{time.perf_counter() - wall_started:.1f} s)"
     )
     print(

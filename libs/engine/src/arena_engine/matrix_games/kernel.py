@@ -8,6 +8,8 @@ turned into JSON objects only when a replay is written.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import compress
+from operator import itemgetter
 from typing import Final, NamedTuple
 
 from arena_engine.matrix_games.constants import (
@@ -47,9 +49,12 @@ from arena_engine.matrix_games.yard import (
     RAYS,
     cell_of,
     draw_spawners,
+    token_candidates,
     zone_centre,
     zones_for,
 )
+
+_SLOTS: Final = tuple(range(SEATS))
 
 # Micro-action codes produced by rule 3: a step is its direction, a turn is 4 + direction.
 WAIT: Final = -1
@@ -137,10 +142,10 @@ class Sim:
             for t in range(k)
         ]
         self._refills: dict[int, list[int]] = {}
-        self._type_spawners = [
-            [(i, self.sp_cell[i], CELL_X[self.sp_cell[i]], CELL_Y[self.sp_cell[i]]) for i in ids]
-            for ids in self.sp_by_type
-        ]
+        # tok_at[cell]: the type of the token lying there, or -1 (kept in step with sp_has).
+        self.tok_at = [-1] * CELLS
+        for i, c in enumerate(self.sp_cell):
+            self.tok_at[c] = self.sp_token[i]
         self._centre_cell = [cell_of(*zone_centre(k, t)) for t in range(k)]
         self._sweep_cell = cell_of(*SWEEP_CELL)
 
@@ -258,6 +263,7 @@ class Sim:
             for i in due:
                 self.sp_has[i] = 1
                 self.sp_refill[i] = -1
+                self.tok_at[self.sp_cell[i]] = self.sp_token[i]
 
         # 3. Intent evaluation, every cog against the same state.
         micros = self._micros
@@ -297,6 +303,7 @@ class Sim:
                 continue
             inv[token] += 1
             sp_has[i] = 0
+            self.tok_at[pos[s]] = -1
             refill = tick + self.settings.token_respawn_ticks
             self.sp_refill[i] = refill
             self._refills.setdefault(refill, []).append(i)
@@ -307,28 +314,23 @@ class Sim:
         sight = self._sight
         mem_cell = self.mem_cell
         mem_tick = self.mem_tick
+        in_view = itemgetter(*pos)  # each observer's sight row read at the eight positions
         for o in range(SEATS):
-            row = sight[pos[o]]
             base = o * SEATS
-            for t in range(SEATS):
-                c = pos[t]
-                if row[c]:
-                    mem_cell[base + t] = c
-                    mem_tick[base + t] = tick
+            for t in compress(_SLOTS, in_view(sight[pos[o]])):
+                mem_cell[base + t] = pos[t]
+                mem_tick[base + t] = tick
 
         # 6-8. Beam fire in ascending slots; a hit resolves and resets at once.
-        for s in range(SEATS):
-            if micros[s] == FIRE:
-                self._fire(s)
+        if FIRE in micros:
+            for s in range(SEATS):
+                if micros[s] == FIRE:
+                    self._fire(s)
 
-        # 9. Leader check: strict ">" scan, ties to the lowest slot.
+        # 9. Leader check: the first slot with the top score (a strict ">" scan from slot 0).
         score = self.score
-        lead = 0
-        best = score[0]
-        for s in range(1, SEATS):
-            if score[s] > best:
-                best = score[s]
-                lead = s
+        best = max(score)
+        lead = score.index(best)
         if lead != self.last_leader:
             self.last_leader = lead
             events.append(("leadchange", tick, lead, best))
@@ -427,21 +429,12 @@ class Sim:
 
     def _nearest_token(self, origin: int, token: int) -> int:
         """Cell of the token of this type nearest by Chebyshev (ties: lowest y, then x), or -1.
-        Spawners are scanned in (y, x) order, so a strict "<" keeps the tie-break."""
-        ox = CELL_X[origin]
-        oy = CELL_Y[origin]
-        best = -1
-        best_d = 1 << 30
-        sp_has = self.sp_has
-        for i, c, x, y in self._type_spawners[token]:
-            if sp_has[i]:
-                dx = x - ox
-                dy = y - oy
-                d = max(dx if dx >= 0 else -dx, dy if dy >= 0 else -dy)
-                if d < best_d:
-                    best_d = d
-                    best = c
-        return best
+        Global knowledge: every spawner counts, in view or not."""
+        tok_at = self.tok_at
+        for c in token_candidates(origin, token):
+            if tok_at[c] == token:
+                return c
+        return -1
 
     def _nearest_other(self, s: int) -> int:
         """The other cog nearest by Chebyshev on true positions, ties to the lowest slot."""

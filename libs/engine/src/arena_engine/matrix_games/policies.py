@@ -12,9 +12,7 @@ from arena_engine.matrix_games.orders import Order, gather, hold, hunt
 from arena_engine.matrix_games.variants import argmax_lowest
 
 _FAR: Final = 1 << 62
-# Within one entry the forward walk sets row then col; backwards, col comes first. (A cog
-# is never on both sides of one resolution, so the order only matters for clarity.)
-_SIDES_LAST_FIRST: Final = (("col", "colMix"), ("row", "rowMix"))
+_SIDES: Final = (("row", "rowMix"), ("col", "colMix"))
 
 
 def _ints(value: Any) -> list[int]:
@@ -35,7 +33,7 @@ class _View:
     fixed_type: int
     eligible: list[int]
     dist: list[int]
-    last_seen: list[int]
+    log: list[Any]
 
     @classmethod
     def of(cls, obs: dict[str, Any]) -> _View:
@@ -56,19 +54,6 @@ class _View:
             dist[slot] = int(entry.get("dist", _FAR))
             if entry.get("eligible", True):
                 eligible.append(slot)
-        # The most recent resolution involving a cog, on either side, sets what it "showed":
-        # walk the log backwards and keep the first value found for each cog.
-        last_seen = [0] * SEATS
-        found = [False] * SEATS
-        for entry in reversed(obs.get("log") or []):
-            for side, mix_key in _SIDES_LAST_FIRST:
-                slot = slot_of_alias(str(entry.get(side, "")))
-                if slot < 0 or found[slot]:
-                    continue
-                mix = entry.get(mix_key)
-                if isinstance(mix, list) and mix:
-                    last_seen[slot] = argmax_lowest(mix)
-                    found[slot] = True
         return cls(
             k=k,
             best_response_row=brr,
@@ -78,8 +63,20 @@ class _View:
             fixed_type=int(you.get("fixedType", 0)),
             eligible=eligible,
             dist=dist,
-            last_seen=last_seen,
+            log=log if isinstance(log := obs.get("log"), list) else [],
         )
+
+    def last_seen(self, slot: int) -> int:
+        """The token a cog "showed": the argmax of its mix in the most recent public
+        resolution involving it, on either side; token 0 if it has none."""
+        alias_slot = slot_of_alias
+        for entry in reversed(self.log):
+            for side, mix_key in _SIDES:
+                if alias_slot(str(entry.get(side, ""))) == slot:
+                    mix = entry.get(mix_key)
+                    if isinstance(mix, list) and mix:
+                        return argmax_lowest(mix)
+        return 0
 
     def nearest_eligible(self) -> int:
         best = -1
@@ -115,14 +112,14 @@ def tit_for_tat(view: _View) -> Order:
     target = view.nearest_eligible()
     if target < 0:
         return view.commit(0)
-    return view.commit(view.last_seen[target])
+    return view.commit(view.last_seen(target))
 
 
 def counter(view: _View) -> Order:
     target = view.nearest_eligible()
     if target < 0:
         return view.commit(0)
-    showed = view.last_seen[target]
+    showed = view.last_seen(target)
     table = view.best_response_row if view.row_side else view.best_response_col
     return view.commit(table[showed])
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Final
 
 from arena_engine.matrix_games.constants import BOARD_H, BOARD_W, CELLS, DIR_DX, DIR_DY, WALLS
@@ -141,3 +142,13 @@ def draw_spawners(seed: int, k: int) -> tuple[Spawner, ...]:
             token = zone.token if zone.token >= 0 else n % k
             out.append(Spawner(CELL_X[c], CELL_Y[c], token))
     return tuple(out)
+
+
+@cache
+def token_candidates(origin: int, token: int) -> tuple[int, ...]:
+    """Every cell that can hold a spawner of ``token`` (its zone and the mixed band), sorted
+    by Chebyshev distance from ``origin``, then (y, x). The first of them holding a token of
+    that type is the nearest token; the order does not depend on the seed."""
+    zones = [z for z in (ZONE_A, ZONE_B, ZONE_C) if z.token == token] + [MIXED_ZONE]
+    cells = {c for z in zones for c in z.pool()}
+    return tuple(sorted(cells, key=lambda c: (chebyshev(origin, c), c)))
