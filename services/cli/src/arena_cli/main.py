@@ -12,6 +12,7 @@ COMMAND_MODULES = [
     "arena_cli.commands.rules",
     "arena_cli.commands.serve",
     "arena_cli.commands.digits",
+    "arena_cli.commands.rebuild",
 ]
 
 

@@ -8,7 +8,7 @@ from arena_runtime.sql.engine import (
     session_factory,
 )
 from arena_runtime.sql.metadata import metadata, projection_offsets
-from arena_runtime.sql.migrate import upgrade_head
+from arena_runtime.sql.migrate import open_database, upgrade_head
 from arena_runtime.sql.projection import MalformedRecordError, Projection, ProjectionError
 from arena_runtime.sql.registry import ProjectionRegistry, registry
 from arena_runtime.sql.runner import ProjectionRunner
@@ -26,6 +26,7 @@ __all__ = [
     "database_url",
     "engine_from_settings",
     "metadata",
+    "open_database",
     "projection_offsets",
     "registry",
     "session_factory",

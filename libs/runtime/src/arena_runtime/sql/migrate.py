@@ -23,6 +23,9 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from arena_runtime.config import Settings
+from arena_runtime.sql.engine import engine_from_settings
+
 HERE = Path(__file__).resolve().parent
 ALEMBIC_INI = HERE / "alembic.ini"
 VERSIONS = HERE / "migrations" / "versions"
@@ -64,6 +67,17 @@ async def upgrade_head(engine: AsyncEngine, extra_locations: Iterable[Path] = ()
 
     async with engine.begin() as connection:
         await connection.run_sync(upgrade)
+
+
+async def open_database(settings: Settings) -> AsyncEngine:
+    """The configured database, migrated to the newest schema: what every process does first."""
+    engine = engine_from_settings(settings)
+    try:
+        await upgrade_head(engine)
+    except BaseException:
+        await engine.dispose()
+        raise
+    return engine
 
 
 async def current_revisions(engine: AsyncEngine) -> set[str]:

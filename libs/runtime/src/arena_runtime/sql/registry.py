@@ -73,5 +73,13 @@ def _check_unique(projections: Iterable[Projection]) -> None:
                 )
 
 
-#: The registry ``arena serve`` and ``arena rebuild`` use.
-registry = ProjectionRegistry()
+def _default_registry() -> ProjectionRegistry:
+    from arena_runtime.sql.stream_activity import stream_activity_projection
+
+    made = ProjectionRegistry()
+    made.register(stream_activity_projection)
+    return made
+
+
+#: The registry ``arena serve`` and ``arena rebuild`` use; the runtime's own projection is in it.
+registry = _default_registry()

@@ -108,7 +108,9 @@ class ProjectionRunner:
 
     async def step(self) -> int:
         """Apply at most one batch per partition that has new records; return records consumed."""
-        ends = await self.end_offsets()
+        return await self._step(await self.end_offsets())
+
+    async def _step(self, ends: Mapping[TopicPartition, int]) -> int:
         offsets = await self._offsets(ends)
         consumed = 0
         for tp, end in sorted(ends.items(), key=lambda item: (item[0].topic, item[0].partition)):
@@ -133,9 +135,10 @@ class ProjectionRunner:
         total = 0
         while True:
             offsets = await self._offsets(targets)
-            if all(offsets.get(tp, 0) >= end for tp, end in targets.items()):
+            behind = {tp: end for tp, end in targets.items() if offsets.get(tp, 0) < end}
+            if not behind:
                 return total
-            consumed = await self.step()
+            consumed = await self._step(behind)
             if consumed == 0:
                 await asyncio.sleep(0.01)  # another runner holds the offsets: let it move
             total += consumed

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from sqlalchemy import BigInteger, Column, PrimaryKeyConstraint, String, Table, insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from arena_runtime import topics
+from arena_runtime.config import Settings
 from arena_runtime.eventlog.base import Record
 from arena_runtime.sql.metadata import TOPIC_LENGTH, metadata
 from arena_runtime.sql.projection import Projection
@@ -76,3 +78,12 @@ class StreamActivity(Projection):
                     last_offset=record.offset,
                 )
             )
+
+
+#: The event topics of the four services (commands are not counted).
+EVENT_TOPICS = (topics.MATCH_EVENTS, topics.MATCHMAKING_EVENTS, topics.RATING_EVENTS)
+
+
+def stream_activity_projection(settings: Settings) -> StreamActivity:
+    """The factory the registry holds: stream activity over every event topic."""
+    return StreamActivity(EVENT_TOPICS)
