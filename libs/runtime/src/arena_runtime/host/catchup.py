@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping, Sequence
 
 from arena_runtime.eventlog import Consumer, EventLog, TopicPartition
+
+#: How long a member may poll with no partitions before it counts as caught up. On Kafka the
+#: assignment arrives a few polls after joining, so "no partitions yet" is not "nothing to do";
+#: a member that really has none (more replicas than partitions) is ready after this.
+EMPTY_ASSIGNMENT_GRACE_SECONDS = 15.0
 
 
 class CatchUp:
     """Compares a consumer's processed offsets with the end offsets seen at start-up.
 
     Only the partitions assigned to this member count: with several replicas in one group each
-    catches up on its own share. A member with no partitions has nothing to catch up on.
+    catches up on its own share.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, empty_grace: float = EMPTY_ASSIGNMENT_GRACE_SECONDS) -> None:
         self.targets: dict[TopicPartition, int] = {}
         self.positions: dict[TopicPartition, int] = {}
         self._assignment: frozenset[TopicPartition] = frozenset()
-        self._joined = False
+        self._empty_grace = empty_grace
+        self._empty_since: float | None = None
+        self._polled = False
 
     async def snapshot(self, log: EventLog, topics: Sequence[str]) -> None:
         """Note the end offsets of the topics now: the target to reach before being ready."""
@@ -33,7 +41,11 @@ class CatchUp:
             if tp not in self.positions:
                 self.positions[tp] = await consumer.committed(tp) or 0
         self._assignment = assignment
-        self._joined = True
+        self._polled = True
+        if assignment:
+            self._empty_since = None
+        elif self._empty_since is None:
+            self._empty_since = time.monotonic()
 
     def advance(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Record committed next-offsets."""
@@ -46,4 +58,11 @@ class CatchUp:
         return sum(max(0, self.targets.get(tp, 0) - self.positions.get(tp, 0)) for tp in tps)
 
     def ready(self) -> bool:
-        return self._joined and self.lag() == 0
+        if not self._polled:
+            return False
+        if self._assignment:
+            return self.lag() == 0
+        if not any(self.targets.values()):
+            return True  # the log was empty at start: nothing to catch up on
+        assert self._empty_since is not None
+        return time.monotonic() - self._empty_since >= self._empty_grace

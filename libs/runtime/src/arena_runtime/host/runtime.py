@@ -1,15 +1,24 @@
-"""What the host opens once and hands to every service it runs: the event log and, as they are
-wired in, the database and the cache. In `arena serve` the four services share one of each."""
+"""What the host opens once and hands to every service it runs: the event log, the projection
+database and (when wired in) the cache. In `arena serve` the four services share one of each.
+
+Anything that cannot be opened is reported as a ConfigError naming the variable that points at it,
+so a wrong address fails start-up with that name instead of a stack trace.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from arena_runtime.config import ConfigError, Settings
 from arena_runtime.eventlog import EventLog
+from arena_runtime.eventlog.factory import open_event_log
+from arena_runtime.sql.engine import engine_from_settings
+from arena_runtime.sql.migrate import upgrade_head
 
 log = logging.getLogger(__name__)
 
@@ -19,27 +28,36 @@ class Runtime:
     settings: Settings
     #: Applies ARENA_TOPIC_PREFIX itself: services name topics without it.
     log: EventLog
+    #: The projection database, migrated to the newest schema.
+    db: AsyncEngine
 
 
 @asynccontextmanager
 async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
-    from arena_runtime.eventlog.factory import open_event_log
-
-    if settings.embedded:
+    async with AsyncExitStack() as stack:
+        if settings.embedded or settings.database_url is None:
+            _make_data_dir(settings)
+        event_log = open_event_log(settings)
         try:
-            settings.data_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(
-                "ARENA_DATA_DIR", f"cannot create {settings.data_dir}: {exc}"
-            ) from exc
+            await event_log.start()
+        except Exception as exc:
+            variable = "ARENA_DATA_DIR" if settings.embedded else "ARENA_KAFKA_BOOTSTRAP"
+            raise ConfigError(variable, f"cannot open the event log: {exc}") from exc
+        stack.push_async_callback(event_log.close)
+
+        db = engine_from_settings(settings)
+        stack.push_async_callback(db.dispose)
+        try:
+            await upgrade_head(db)
+        except Exception as exc:
+            variable = "ARENA_DATA_DIR" if settings.database_url is None else "ARENA_DATABASE_URL"
+            raise ConfigError(variable, f"cannot open the database: {exc}") from exc
+
+        yield Runtime(settings=settings, log=event_log, db=db)
+
+
+def _make_data_dir(settings: Settings) -> None:
     try:
-        event_log = await open_event_log(settings)
-    except ConfigError:
-        raise
-    except Exception as exc:
-        variable = "ARENA_DATA_DIR" if settings.embedded else "ARENA_KAFKA_BOOTSTRAP"
-        raise ConfigError(variable, f"cannot open the event log: {exc}") from exc
-    try:
-        yield Runtime(settings=settings, log=event_log)
-    finally:
-        await event_log.close()
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError("ARENA_DATA_DIR", f"cannot create {settings.data_dir}: {exc}") from exc
