@@ -6,7 +6,7 @@ import json
 
 from arena_engine.matrix_games import Settings, Sim, play_scripted
 from arena_engine.matrix_games.episode import play_beat
-from arena_engine.matrix_games.observation import build_observation
+from arena_engine.matrix_games.observation import build_observation, final_message, welcome_message
 from arena_engine.matrix_games.orders import gather, hold
 from arena_engine.matrix_games.policies import scripted_order
 
@@ -48,3 +48,15 @@ def test_policies_read_only_the_observation() -> None:
     order = scripted_order(obs, "counter")
     assert order.intent in ("gather", "hunt", "hold")
     assert scripted_order({}, "always-first").intent == "gather"  # missing fields degrade
+
+
+def test_welcome_and_final_messages() -> None:
+    sim = play_scripted(Settings(matrix="bach-or-stravinsky", seed=1, beats=1), ["counter"] * 8)
+    assert welcome_message(sim, 5) == {
+        "type": "welcome", "protocol": "matrix.player.v1", "slot": 5, "name": "Fern",
+        "camp": "column", "variant": "bach-or-stravinsky", "beats": 1, "ticksPerBeat": 50,
+    }  # fmt: skip
+    final = final_message(sim, 5)
+    assert final["reason"] == "complete" and final["ending"] == "full_match"
+    assert final["scores"] == [cp / 100 for cp in sim.score]
+    assert final["result"]["ticks"] == 50

@@ -3,7 +3,17 @@ cogs only ever on free floor cells."""
 
 from __future__ import annotations
 
-from arena_engine.matrix_games import VARIANTS, Order, Settings, Sim, play_scripted
+import json
+
+from arena_engine.matrix_games import (
+    VARIANTS,
+    EpisodeLog,
+    Order,
+    Settings,
+    Sim,
+    play_scripted,
+    replay_episode,
+)
 from arena_engine.matrix_games.policies import POLICIES
 from arena_engine.matrix_games.replay import write_replay
 from arena_engine.matrix_games.yard import FLOOR
@@ -80,6 +90,7 @@ def _run(cfg: Settings, beats: list[list[Order]], check: bool) -> Sim:
             sim.step()
             if check:
                 _check_tick(sim, before)
+        sim.close_beat()
     sim.settle_complete()
     return sim
 
@@ -103,6 +114,10 @@ def test_same_seed_and_orders_give_the_same_hash_and_replay(
     b = _run(cfg, beats, check=False)
     assert a.state_hash() == b.state_hash()
     assert write_replay(a) == write_replay(b)
+    # The compact event form, through JSON, regenerates the same replay.
+    log = EpisodeLog(cfg, [""] * 8, beats, "complete")
+    again = replay_episode(EpisodeLog.from_json(json.loads(json.dumps(log.to_json()))))
+    assert write_replay(again) == write_replay(a)
 
 
 @settings(max_examples=10, deadline=None)

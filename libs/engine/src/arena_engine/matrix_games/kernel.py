@@ -212,6 +212,10 @@ class Sim:
             if self.done:
                 return
             step()
+        self.close_beat()
+
+    def close_beat(self) -> None:
+        """Record ``beatclose`` and move to the next beat (``run_beat`` does this itself)."""
         self.events.append(
             ("beatclose", self.tick, self.beat, list(self.score), self.indices.interactions)
         )

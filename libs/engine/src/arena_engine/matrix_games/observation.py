@@ -18,6 +18,7 @@ from arena_engine.matrix_games.constants import (
     camp_label,
 )
 from arena_engine.matrix_games.kernel import Sim
+from arena_engine.matrix_games.results import results_json, scores
 from arena_engine.matrix_games.variants import mix_permille
 from arena_engine.matrix_games.yard import CELL_X, CELL_Y
 
@@ -189,4 +190,34 @@ def build_observation(sim: Sim, slot: int, shared: BeatShared | None = None) -> 
             "targets": [ALIASES[o] for o in range(SEATS) if sim.eligible(slot, o)],
         },
         "notes": sim.orders[slot].notes,
+    }
+
+
+def welcome_message(sim: Sim, slot: int) -> dict[str, Any]:
+    """Sent to a seat on connect."""
+    return {
+        "type": "welcome",
+        "protocol": PLAYER_PROTOCOL,
+        "slot": slot,
+        "name": ALIASES[slot],
+        "camp": camp_label(slot, sim.variant.cross_camp_only),
+        "variant": sim.variant.name,
+        "beats": sim.settings.beats,
+        "ticksPerBeat": sim.settings.ticks_per_beat,
+    }
+
+
+def final_message(sim: Sim, slot: int) -> dict[str, Any]:
+    """Sent to a seat at the end; ``result`` is the results object (a key the reference's code
+    sends although its docs omit it)."""
+    return {
+        "type": "final",
+        "done": True,
+        "slot": slot,
+        "scores": scores(sim),
+        "names": list(ALIASES),
+        "beats": sim.beat,
+        "reason": sim.reason,
+        "ending": sim.ending,
+        "result": results_json(sim),
     }
