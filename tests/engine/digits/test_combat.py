@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from arena_engine.digits.catalogue import load
 from arena_engine.digits.combat import fight
+from arena_engine.digits.reference_combat import reference_fight
 from arena_engine.digits.slate import Digit, make_slate
 from arena_engine.digits.targeting import target_cell
 from hypothesis import given, settings
@@ -168,3 +169,12 @@ def test_both_sides_follow_the_same_rules(
     assert theirs.result == mirror[ours.result]
     assert theirs.margin == -ours.margin
     assert ours.hp == (theirs.hp[1], theirs.hp[0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(slates, slates)
+def test_fast_combat_agrees_with_the_reference(
+    a: tuple[Digit | None, ...], b: tuple[Digit | None, ...]
+) -> None:
+    fast = fight(a, b)
+    assert (fast.result, fast.margin, fast.exchanges) == reference_fight(a, b)

@@ -309,7 +309,9 @@ def fight(
                 carries.append({"from": [s, i + 1], "to": [s, receiver + 1], "atk": atk})
 
         moves: list[list[int]] = []
-        if falls:
+        # After exchange 1 a front cell can only empty by a fall; at exchange 1 a slate may have
+        # been saved with a back digit behind an empty front cell.
+        if falls or ex == 1:
             for s in (0, 1):
                 Ks = K[s]
                 for c in range(4):
