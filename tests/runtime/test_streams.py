@@ -309,6 +309,31 @@ async def test_two_writers_racing_first_in_log_order_wins(
     assert fold(Tally(), apply, written) == (Tally(6, (1, 2, 3)), 3)
 
 
+async def test_a_losing_batch_longer_than_the_winner_is_ignored_whole(
+    log: EventLog, open_log: OpenLog, unique_topic: str
+) -> None:
+    _, late, _ = await race(
+        log,
+        open_log,
+        unique_topic,
+        command("t-1", "a", 2),
+        command("t-1", "b", 3, type="tally.AddTwice"),
+    )
+    written = [CODEC.decode_event(r.value) for r in await all_records(log, unique_topic)]
+    assert [(e.sequence, e.causation_id, e.batch_index) for e in written] == [
+        (1, "setup", 0),
+        (2, "a", 0),
+        (2, "b", 0),  # the losing batch: its first event lost sequence 2 …
+        (3, "b", 1),  # … so its second one must not take sequence 3
+        (3, "b", 0),  # the retry, decided on the winning state
+        (4, "b", 1),
+    ]
+    assert [e.sequence for e in late.events] == [3, 4]
+    for reader in (runner(log, unique_topic), None):
+        state = (await reader.load("t-1")).state if reader else fold(Tally(), apply, written)[0]
+        assert state == Tally(9, (1, 2, 3, 3))
+
+
 async def test_one_command_racing_on_two_writers_is_answered_once(
     log: EventLog, open_log: OpenLog, unique_topic: str
 ) -> None:
@@ -350,6 +375,35 @@ async def test_malformed_records_in_a_stream_are_skipped(log: EventLog, unique_t
 
 
 # -- the reading rule without a log (fast, so hypothesis can try many orders) -----------------
+
+
+def batch(stream: str, first: int, amounts: Sequence[int], batch_id: str) -> list[Event]:
+    return [
+        Event(
+            f"{batch_id}-{i}",
+            stream,
+            first + i,
+            "tally.Added",
+            {"amount": a},
+            WHEN,
+            batch_id,
+            batch_id=batch_id,
+            batch_index=i,
+        )
+        for i, a in enumerate(amounts)
+    ]
+
+
+def test_a_batch_is_applied_whole_or_not_at_all() -> None:
+    winner = batch("s", 1, [5], "w")
+    loser = batch("s", 1, [1, 1, 1], "l")
+    after = batch("s", 2, [2, 2], "n")
+    assert fold(Tally(), apply, winner + loser + after) == (Tally(9, (5, 2, 2)), 3)
+    gate = SequenceGate()
+    assert [e.event_id for e in winner + loser + after if gate.admit(e)] == ["w-0", "n-0", "n-1"]
+    # Events from other tools, without a batch id, are batches of one.
+    plain = stream_history("s", [1, 2])
+    assert fold(Tally(), apply, plain) == (Tally(3, (1, 2)), 2)
 
 
 @given(st.lists(st.integers(1, 5), min_size=1, max_size=8), st.randoms(use_true_random=False))

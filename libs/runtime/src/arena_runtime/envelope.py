@@ -81,6 +81,9 @@ class Event:
     tracestate: str = ""
     #: The version the event was written with (before upcasting).
     schema_version: int = 1
+    #: The write this event was appended in ("" for a batch of one), and its place in it.
+    batch_id: str = ""
+    batch_index: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +273,8 @@ class Codec:
             ),
             payload=payload,
             payload_content_type=content_type,
+            batch_id=event.batch_id,
+            batch_index=event.batch_index,
         )
         return message.SerializeToString(deterministic=True)
 
@@ -296,6 +301,8 @@ class Codec:
             traceparent=message.trace.traceparent,
             tracestate=message.trace.tracestate,
             schema_version=message.schema_version,
+            batch_id=message.batch_id,
+            batch_index=message.batch_index,
         )
 
     def event_record(self, event: Event) -> OutgoingRecord:

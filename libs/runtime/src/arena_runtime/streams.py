@@ -7,6 +7,9 @@ number 1, 2, 3 … The rules of DESIGN.md, made reusable:
 * **Next sequence only.** A reader applies an event only if its sequence is the next one for its
   stream; the first event with a given number in log order wins and later ones are ignored.
   Duplicated and replayed deliveries, and a zombie writer that lost a race, change nothing.
+* **Whole batches.** The events of one command share a ``batch_id``; an event after the first of
+  its batch is applied only if its predecessor in the batch was. Otherwise a losing writer's
+  longer batch would fill the sequence numbers after a shorter winning one.
 * **Idempotent commands.** Every event records the command that caused it (``causation_id``),
   and a rejection is recorded as an ``arena.v1.CommandRejected`` event, so the answer to every
   command id is in the log. A command already answered gets the same answer again and appends
@@ -17,8 +20,7 @@ number 1, 2, 3 … The rules of DESIGN.md, made reusable:
   state that won.
 
 A runner keeps every stream of the partitions it has touched in memory and reads each
-partition forward from where it stopped; one command's events are appended in one call, which
-both event logs store contiguously.
+partition forward from where it stopped.
 """
 
 from __future__ import annotations
@@ -91,10 +93,19 @@ class StreamView(Generic[S]):
     state: S
     sequence: int = 0
     answers: dict[str, Answer] = field(default_factory=dict)
+    #: Batch of the last applied event, which only that batch's next event may continue.
+    batch_id: str = ""
 
 
 class StreamConflictError(Exception):
     """A command lost the race for the next sequence numbers on every attempt."""
+
+
+def is_next(event: Event, last_sequence: int, last_batch_id: str) -> bool:
+    """The reading rule: does ``event`` follow a stream whose last applied event had these?"""
+    if event.sequence != last_sequence + 1:
+        return False
+    return event.batch_index == 0 or (event.batch_id != "" and event.batch_id == last_batch_id)
 
 
 class SequenceGate:
@@ -104,26 +115,26 @@ class SequenceGate:
     """
 
     def __init__(self) -> None:
-        self._last: dict[str, int] = {}
+        self._last: dict[str, tuple[int, str]] = {}
 
     def last(self, stream: str) -> int:
-        return self._last.get(stream, 0)
+        return self._last.get(stream, (0, ""))[0]
 
     def admit(self, event: Event) -> bool:
-        if event.sequence != self._last.get(event.stream, 0) + 1:
+        if not is_next(event, *self._last.get(event.stream, (0, ""))):
             return False
-        self._last[event.stream] = event.sequence
+        self._last[event.stream] = (event.sequence, event.batch_id)
         return True
 
 
 def fold(initial: S, apply: Apply[S], events: Iterable[Event]) -> tuple[S, int]:
     """Fold one stream's events in log order by the reading rule: (state, last sequence)."""
-    state, sequence = initial, 0
+    state, sequence, batch_id = initial, 0, ""
     for event in events:
-        if event.sequence == sequence + 1:
+        if is_next(event, sequence, batch_id):
             if event.type != REJECTED_TYPE:
                 state = apply(state, event)
-            sequence = event.sequence
+            sequence, batch_id = event.sequence, event.batch_id
     return state, sequence
 
 
@@ -239,6 +250,7 @@ class StreamRunner(Generic[S]):
         else:
             decided = decision
         moment = self.clock()
+        batch_id = new_id()
         events = []
         for number, item in enumerate(decided, start=view.sequence + 1):
             if isinstance(item, NewEvent):
@@ -255,6 +267,8 @@ class StreamRunner(Generic[S]):
                     time=moment,
                     causation_id=command.command_id,
                     correlation_id=command.correlation_id or command.command_id,
+                    batch_id=batch_id,
+                    batch_index=number - view.sequence - 1,
                 )
             )
         return events
@@ -314,10 +328,10 @@ class StreamRunner(Generic[S]):
             )
             return
         view = self._view(event.stream)
-        if event.sequence != view.sequence + 1:
+        if not is_next(event, view.sequence, view.batch_id):
             metrics.STREAM_EVENTS_IGNORED.labels(record.topic).inc()
             return
-        view.sequence = event.sequence
+        view.sequence, view.batch_id = event.sequence, event.batch_id
         if event.type == REJECTED_TYPE:
             rejected = event.payload
             view.answers[rejected.command_id] = Answer(

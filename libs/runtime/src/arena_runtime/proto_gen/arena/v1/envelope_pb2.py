@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61rena/v1/envelope.proto\x12\x08\x61rena.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"7\n\x0cTraceContext\x12\x13\n\x0btraceparent\x18\x01 \x01(\t\x12\x12\n\ntracestate\x18\x02 \x01(\t\"\x92\x02\n\x08\x45nvelope\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12\x0e\n\x06stream\x18\x02 \x01(\t\x12\x10\n\x08sequence\x18\x03 \x01(\x04\x12\x0c\n\x04type\x18\x04 \x01(\t\x12\x16\n\x0eschema_version\x18\x05 \x01(\r\x12(\n\x04time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63\x61usation_id\x18\x07 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x08 \x01(\t\x12%\n\x05trace\x18\t \x01(\x0b\x32\x16.arena.v1.TraceContext\x12\x0f\n\x07payload\x18\n \x01(\x0c\x12\x1c\n\x14payload_content_type\x18\x0b \x01(\t\"\x89\x02\n\x0f\x43ommandEnvelope\x12\x12\n\ncommand_id\x18\x01 \x01(\t\x12\x0e\n\x06stream\x18\x02 \x01(\t\x12\x0c\n\x04type\x18\x03 \x01(\t\x12\x16\n\x0eschema_version\x18\x04 \x01(\r\x12(\n\x04time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63\x61usation_id\x18\x06 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x07 \x01(\t\x12%\n\x05trace\x18\x08 \x01(\x0b\x32\x16.arena.v1.TraceContext\x12\x0f\n\x07payload\x18\t \x01(\x0c\x12\x1c\n\x14payload_content_type\x18\n \x01(\t\"Z\n\x0f\x43ommandRejected\x12\x12\n\ncommand_id\x18\x01 \x01(\t\x12\x14\n\x0c\x63ommand_type\x18\x02 \x01(\t\x12\x0c\n\x04\x63ode\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61rena/v1/envelope.proto\x12\x08\x61rena.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"7\n\x0cTraceContext\x12\x13\n\x0btraceparent\x18\x01 \x01(\t\x12\x12\n\ntracestate\x18\x02 \x01(\t\"\xb9\x02\n\x08\x45nvelope\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12\x0e\n\x06stream\x18\x02 \x01(\t\x12\x10\n\x08sequence\x18\x03 \x01(\x04\x12\x0c\n\x04type\x18\x04 \x01(\t\x12\x16\n\x0eschema_version\x18\x05 \x01(\r\x12(\n\x04time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63\x61usation_id\x18\x07 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x08 \x01(\t\x12%\n\x05trace\x18\t \x01(\x0b\x32\x16.arena.v1.TraceContext\x12\x0f\n\x07payload\x18\n \x01(\x0c\x12\x1c\n\x14payload_content_type\x18\x0b \x01(\t\x12\x10\n\x08\x62\x61tch_id\x18\x0c \x01(\t\x12\x13\n\x0b\x62\x61tch_index\x18\r \x01(\r\"\x89\x02\n\x0f\x43ommandEnvelope\x12\x12\n\ncommand_id\x18\x01 \x01(\t\x12\x0e\n\x06stream\x18\x02 \x01(\t\x12\x0c\n\x04type\x18\x03 \x01(\t\x12\x16\n\x0eschema_version\x18\x04 \x01(\r\x12(\n\x04time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63\x61usation_id\x18\x06 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x07 \x01(\t\x12%\n\x05trace\x18\x08 \x01(\x0b\x32\x16.arena.v1.TraceContext\x12\x0f\n\x07payload\x18\t \x01(\x0c\x12\x1c\n\x14payload_content_type\x18\n \x01(\t\"Z\n\x0f\x43ommandRejected\x12\x12\n\ncommand_id\x18\x01 \x01(\t\x12\x14\n\x0c\x63ommand_type\x18\x02 \x01(\t\x12\x0c\n\x04\x63ode\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,9 +35,9 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TRACECONTEXT']._serialized_start=70
   _globals['_TRACECONTEXT']._serialized_end=125
   _globals['_ENVELOPE']._serialized_start=128
-  _globals['_ENVELOPE']._serialized_end=402
-  _globals['_COMMANDENVELOPE']._serialized_start=405
-  _globals['_COMMANDENVELOPE']._serialized_end=670
-  _globals['_COMMANDREJECTED']._serialized_start=672
-  _globals['_COMMANDREJECTED']._serialized_end=762
+  _globals['_ENVELOPE']._serialized_end=441
+  _globals['_COMMANDENVELOPE']._serialized_start=444
+  _globals['_COMMANDENVELOPE']._serialized_end=709
+  _globals['_COMMANDREJECTED']._serialized_start=711
+  _globals['_COMMANDREJECTED']._serialized_end=801
 # @@protoc_insertion_point(module_scope)

@@ -69,13 +69,16 @@ class Envelope(_message.Message):
     TRACE_FIELD_NUMBER: _builtins.int
     PAYLOAD_FIELD_NUMBER: _builtins.int
     PAYLOAD_CONTENT_TYPE_FIELD_NUMBER: _builtins.int
+    BATCH_ID_FIELD_NUMBER: _builtins.int
+    BATCH_INDEX_FIELD_NUMBER: _builtins.int
     event_id: _builtins.str
     """Unique id of this event (a UUID)."""
     stream: _builtins.str
     """The stream (aggregate) the event belongs to, e.g. "match-7f3a…"; also the record key."""
     sequence: _builtins.int
     """Position in the stream: 1, 2, 3 … Readers apply an event only if its sequence is the next
-    one; the first event with a given sequence in log order wins.
+    one and, within a batch, its predecessor in the batch was applied; the first event with a
+    given sequence in log order wins.
     """
     type: _builtins.str
     """Name of the payload's schema, e.g. "arena.digits.v1.BattleFought"."""
@@ -89,6 +92,12 @@ class Envelope(_message.Message):
     """The payload, encoded as payload_content_type says."""
     payload_content_type: _builtins.str
     """"application/x-protobuf" (a message named by `type`) or "application/json" (UTF-8 JSON)."""
+    batch_id: _builtins.str
+    """Id of the write this event was appended in: the events one command caused share it, and a
+    batch is applied whole or not at all. Empty: a batch of one.
+    """
+    batch_index: _builtins.int
+    """Position of this event in its batch, from 0."""
     @_builtins.property
     def time(self) -> _timestamp_pb2.Timestamp:
         """When the event happened, by the writing server's clock."""
@@ -111,10 +120,12 @@ class Envelope(_message.Message):
         trace: Global___TraceContext | None = ...,
         payload: _builtins.bytes = ...,
         payload_content_type: _builtins.str = ...,
+        batch_id: _builtins.str = ...,
+        batch_index: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["time", b"time", "trace", b"trace"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["causation_id", b"causation_id", "correlation_id", b"correlation_id", "event_id", b"event_id", "payload", b"payload", "payload_content_type", b"payload_content_type", "schema_version", b"schema_version", "sequence", b"sequence", "stream", b"stream", "time", b"time", "trace", b"trace", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch_id", b"batch_id", "batch_index", b"batch_index", "causation_id", b"causation_id", "correlation_id", b"correlation_id", "event_id", b"event_id", "payload", b"payload", "payload_content_type", b"payload_content_type", "schema_version", b"schema_version", "sequence", b"sequence", "stream", b"stream", "time", b"time", "trace", b"trace", "type", b"type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
