@@ -21,6 +21,7 @@ from arena_runtime.envelope import (
     UndecodableRecord,
     UnknownType,
     UnsupportedSchemaVersion,
+    new_command,
 )
 from arena_runtime.proto_gen.arena.v1 import envelope_pb2
 from google.protobuf.wrappers_pb2 import StringValue
@@ -290,3 +291,14 @@ def test_the_decoding_recipe_in_the_docs_works() -> None:
 def test_times_round_trip_to_the_microsecond(moment: datetime) -> None:
     codec = Codec(schemas())
     assert codec.decode_event(codec.encode_event(event(time=moment))).time == moment
+
+
+def test_new_command_fills_type_id_time_and_trace() -> None:
+    registry = schemas()
+    command = new_command("match-1", StringValue(value="1"), schemas=registry, clock=lambda: WHEN)
+    assert command.type == "test.Score" and command.time == WHEN
+    assert len(command.command_id) == 36 and command.traceparent == ""  # no span here
+    again = new_command("match-1", {"x": 1}, type="test.Note", command_id="client-7")
+    assert again.command_id == "client-7" and again.type == "test.Note"
+    with pytest.raises(UnknownType):
+        new_command("match-1", {"x": 1}, schemas=registry)

@@ -10,7 +10,6 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sized
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -18,7 +17,7 @@ import structlog
 from arena_runtime import metrics, telemetry
 from arena_runtime.config import load_settings
 from arena_runtime.consumer_loop import ConsumerLoop
-from arena_runtime.envelope import Codec, Command, Event
+from arena_runtime.envelope import Codec, Command, Event, new_command
 from arena_runtime.eventlog import EventLog, Record, TopicSpec
 from arena_runtime.streams import Answer, StreamRunner
 from opentelemetry.sdk.trace import ReadableSpan
@@ -71,19 +70,12 @@ async def test_one_request_is_one_trace_through_the_log(
 
     # The gateway: a client request becomes a command carrying the request's trace context.
     with telemetry.tracer().start_as_current_span("POST /tally", kind=SpanKind.SERVER) as request:
-        traceparent, tracestate = telemetry.current_trace()
-        command = Command(
-            "cmd-1",
-            "t-1",
-            "tally.Add",
-            {"amount": 2},
-            datetime.now(UTC),
-            correlation_id="req-1",
-            traceparent=traceparent,
-            tracestate=tracestate,
+        command = new_command(
+            "t-1", {"amount": 2}, type="tally.Add", command_id="cmd-1", schemas=codec.schemas
         )
         await log.append(commands, [codec.command_record(command)])
     trace_id = request.get_span_context().trace_id
+    assert command.traceparent.split("-")[1] == format(trace_id, "032x")
 
     # The match service: a consumer loop handing commands to the stream runner.
     runner = StreamRunner(log, events, initial=initial, apply=apply, decide=decide, codec=codec)

@@ -26,6 +26,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from arena_runtime.eventlog.base import Headers, OutgoingRecord
 from arena_runtime.proto_gen.arena.v1 import envelope_pb2
+from arena_runtime.telemetry import current_trace
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -385,3 +386,33 @@ CODEC = Codec(SCHEMAS)
 
 def now() -> datetime:
     return datetime.now(UTC)
+
+
+def new_command(
+    stream: str,
+    payload: Any,
+    *,
+    type: str | None = None,
+    command_id: str | None = None,
+    correlation_id: str = "",
+    causation_id: str = "",
+    schemas: Schemas = SCHEMAS,
+    clock: Callable[[], datetime] = now,
+) -> Command:
+    """A command to send, carrying the current trace context (the caller's span).
+
+    ``type`` defaults to the registered type of a protobuf payload; ``command_id`` to a new id
+    (pass the client's own id so a retried request is the same command).
+    """
+    traceparent, tracestate = current_trace()
+    return Command(
+        command_id=command_id or new_id(),
+        stream=stream,
+        type=type or schemas.type_of(payload),
+        payload=payload,
+        time=clock(),
+        causation_id=causation_id,
+        correlation_id=correlation_id,
+        traceparent=traceparent,
+        tracestate=tracestate,
+    )
