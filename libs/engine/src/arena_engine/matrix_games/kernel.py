@@ -1,8 +1,9 @@
 """The simulation state and the per-tick kernel: the ten numbered rules, in the reference's order.
 
-State lives in flat lists of plain ints indexed by slot (and by cell, ``y * 24 + x``), so the
-hot loop does no allocation beyond what the record rule keeps. Events are kept as tuples and
-turned into JSON objects only when a replay is written.
+State lives in flat lists of plain ints indexed by slot (and by cell, ``y * 24 + x``), and
+everything that depends only on the map (distance fields, rays, sight, nearest-token orders) is
+computed once and shared. Events are kept as tuples and rule-10 records as raw copies; both
+become JSON only when a replay is written.
 """
 
 from __future__ import annotations
@@ -105,7 +106,11 @@ class Interaction(NamedTuple):
 
 
 class Sim:
-    """One episode. Mutated only by ``install_orders``, ``step``, ``run_beat`` and ``finish``."""
+    """One episode: the state, and the rules that advance it.
+
+    Driven beat by beat: ``install_orders`` (eight orders), ``run_beat`` (the beat's ticks and
+    its close), and at the end ``settle_complete`` or ``finish(reason)``.
+    """
 
     def __init__(
         self,
@@ -132,15 +137,6 @@ class Sim:
         self.spawner_at = [-1] * CELLS
         for i, c in enumerate(self.sp_cell):
             self.spawner_at[c] = i
-        # Spawners of each type in (y, x) order, so a strict "<" scan gives the reference's
-        # tie-break (lowest y, then lowest x).
-        self.sp_by_type = [
-            sorted(
-                (i for i in range(len(self.spawners)) if self.sp_token[i] == t),
-                key=lambda i: self.sp_cell[i],
-            )
-            for t in range(k)
-        ]
         self._refills: dict[int, list[int]] = {}
         # tok_at[cell]: the type of the token lying there, or -1 (kept in step with sp_has).
         self.tok_at = [-1] * CELLS
