@@ -36,7 +36,7 @@ def _time_solver(cases: list[tuple[Dice, Dice]], cold: bool) -> list[float]:
 
 def run(quick: bool = False) -> None:
     cases = positions(60 if quick else 500)
-    baseline_cases = cases[: 3 if quick else 15]
+    baseline_cases = cases[: 3 if quick else 9]
     cold = _time_solver(cases, cold=True)
     warm = _time_solver(cases, cold=False)
     naive_times = []

@@ -16,6 +16,7 @@ from arena_engine.maths_warriors import (
     Strength,
     apply,
     decide,
+    run,
 )
 from arena_engine.maths_warriors.dice import DICE, Roller
 from arena_engine.maths_warriors.moves import Move, move_from_dict, move_to_dict
@@ -219,6 +220,8 @@ def test_a_rejected_move_changes_nothing(
     assert repr(state) == before  # frozen, and decide never mutates
     if isinstance(result, Rejection):
         assert isinstance(result.code, ErrorCode)
+        after, log, rejections = run([(move, Context(seed=1))], state)
+        assert after == state and log == [] and rejections == [result]
     else:
         # An accepted move is legal: right player, a live game, and a live target.
         assert not over and move.player == to_move
