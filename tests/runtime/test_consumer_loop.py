@@ -7,9 +7,11 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from arena_runtime import metrics
+from arena_runtime.config import load_settings
 from arena_runtime.consumer_loop import ConsumerLoop
 from arena_runtime.envelope import Codec, Command, Schemas
 from arena_runtime.eventlog import (
@@ -20,6 +22,7 @@ from arena_runtime.eventlog import (
     TopicPartition,
     TopicSpec,
 )
+from arena_runtime.eventlog.factory import open_event_log
 from structlog.testing import capture_logs
 
 from tests.runtime.conftest import OpenLog
@@ -185,3 +188,39 @@ async def test_run_stops_when_asked(log: EventLog, unique_topic: str, group: str
         assert await consumer.committed(TopicPartition(unique_topic, 0)) == 3
     finally:
         await consumer.stop()
+
+
+async def test_a_commit_refused_after_losing_the_partitions_does_not_stop_the_loop(
+    tmp_path: Path, unique_topic: str, group: str
+) -> None:
+    # Embedded only: it takes the partition away by stopping the member, which on Kafka is a
+    # different error than the rebalance this stands for.
+    log = open_event_log(load_settings({"ARENA_DATA_DIR": str(tmp_path)}))
+    await log.start()
+    await log.create_topics([TopicSpec(unique_topic, partitions=1)])
+    await append_values(log, unique_topic, [command_record("a"), command_record("b")])
+    consumer = log.consumer(group, [unique_topic])
+    await consumer.start()
+    seen: list[str] = []
+
+    async def lose_partitions_midway(command: Command, record: Record) -> None:
+        seen.append(command.command_id)
+        if command.command_id == "b":
+            await consumer.stop()  # as a rebalance does: the partition is no longer ours
+
+    loop = ConsumerLoop(
+        consumer, group=group, decode=READER.decode_command, handler=lose_partitions_midway
+    )
+    try:
+        with capture_logs() as logs:
+            handled = await loop.run_once()
+    finally:
+        await consumer.stop()
+        committed = await log.consumer(group, [unique_topic]).committed(
+            TopicPartition(unique_topic, 0)
+        )
+        await log.close()
+    assert (handled, seen) == (2, ["a", "b"])
+    refused = [e for e in logs if e["event"].startswith("commit refused")]
+    assert [e["offsets"] for e in refused] == [{f"{unique_topic}/0": 2}]
+    assert committed is None  # the next owner starts from the last commit

@@ -6,7 +6,9 @@ counted in ``arena_malformed_records_total``, skipped, and committed past: one b
 stops a consumer. Offsets are committed after the records are handled, so a crash redelivers
 what was not handled yet (at least once; the stream rules make redelivery harmless). If the
 handler itself raises, the records handled before it are committed and the error propagates:
-that is a bug or an outage, and the record is retried when the service restarts.
+that is a bug or an outage, and the record is retried when the service restarts. A commit
+refused because the group rebalanced meanwhile is logged and the loop goes on: the partition's
+new owner handles those records again, which the stream rules make harmless.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from opentelemetry.trace import SpanKind
 
 from arena_runtime import metrics, telemetry
 from arena_runtime.envelope import EnvelopeError
-from arena_runtime.eventlog.base import Consumer, Record, TopicPartition
+from arena_runtime.eventlog.base import CommitFailedError, Consumer, Record, TopicPartition
 
 T = TypeVar("T")
 Handler = Callable[[T, Record], Awaitable[None]]
@@ -65,8 +67,19 @@ class ConsumerLoop(Generic[T]):
         finally:
             # Also on a handler error or cancellation: never redeliver what was handled.
             if done:
-                await self.consumer.commit(done)
+                await self._commit(done)
         return len(records)
+
+    async def _commit(self, offsets: dict[TopicPartition, int]) -> None:
+        try:
+            await self.consumer.commit(offsets)
+        except CommitFailedError as exc:
+            log.warning(
+                "commit refused after a rebalance; the new owner will handle these records",
+                group=self.group,
+                offsets={f"{tp.topic}/{tp.partition}": offset for tp, offset in offsets.items()},
+                error=str(exc),
+            )
 
     async def _process(self, record: Record) -> None:
         try:
