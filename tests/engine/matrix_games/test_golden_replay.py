@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 
+import pytest
 from arena_engine.matrix_games import EpisodeLog, Settings, Sim, play_scripted, read_replay
 from arena_engine.matrix_games.episode import play_beat, replay_episode
+from arena_engine.matrix_games.errors import ReplayError
 from arena_engine.matrix_games.replay import orders_of_replay, settings_of_replay, write_replay
 
 WORST_CASE_KINDS = [
@@ -72,3 +76,13 @@ def test_newer_writer_form_drops_notes(golden_bytes: bytes) -> None:
     assert len(orders) == 48
     assert all("notes" not in e for e in orders)
     assert list(orders[0])[-1] == "latencyMs"
+
+
+def test_compressed_copies_read_the_same_and_garbage_is_a_typed_error(golden_bytes: bytes) -> None:
+    doc = read_replay(golden_bytes)
+    assert read_replay(gzip.compress(golden_bytes)) == doc
+    assert read_replay(zlib.compress(golden_bytes)) == doc
+    for bad, code in ((b"\xff\xfe", "malformed_replay"), (b'{"protocol": "x"}', "wrong_protocol")):
+        with pytest.raises(ReplayError) as err:
+            read_replay(bad)
+        assert err.value.code == code

@@ -6,7 +6,9 @@ emitted raw, floats in shortest round-trip form (Python's ``repr`` is the same a
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from typing import Any, Final
 
 from arena_engine.matrix_games.constants import (
@@ -167,11 +169,19 @@ def write_replay(sim: Sim, *, include_notes: bool = True) -> bytes:
 
 
 def read_replay(data: bytes | str) -> dict[str, Any]:
-    """Parse a replay (strict UTF-8 JSON) and check its protocol."""
+    """Parse a replay (strict UTF-8 JSON) and check its protocol. Like the reference viewer,
+    it sniffs the magic bytes of the gzip- or zlib-compressed copies the platform serves."""
     try:
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        if isinstance(data, bytes):
+            if data[:2] == b"\x1f\x8b":
+                data = gzip.decompress(data)
+            elif data[:1] == b"\x78":
+                data = zlib.decompress(data)
+            text = data.decode("utf-8")
+        else:
+            text = data
         doc = json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, zlib.error, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReplayError("malformed_replay", f"not a UTF-8 JSON document: {exc}") from exc
     if not isinstance(doc, dict) or doc.get("protocol") != REPLAY_PROTOCOL:
         raise ReplayError("wrong_protocol", f"not a {REPLAY_PROTOCOL} document")
