@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 import signal
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from arena_cli.commands.serve import SERVICES
 from arena_runtime.config import Settings, load_settings
 from arena_runtime.eventlog import OutgoingRecord, TopicPartition
 from arena_runtime.eventlog.factory import open_event_log
+from arena_runtime.sql.engine import SQLITE_FILE
+from arena_runtime.sql.stream_activity import EVENT_TOPICS
 from arena_runtime.topics import ensure_topics
 from sqlalchemy.engine import make_url
 
@@ -94,6 +97,10 @@ async def test_serve_runs_all_four_services_and_commits_on_sigterm(tmp_path: Pat
         code = arena.terminate(signal.SIGTERM)
     assert code == 0, arena.output()
     await assert_committed(settings_for(data_dir), ends)
+    # The projections ran too: stream_activity counted every keyed record on the event topics.
+    with sqlite3.connect(data_dir / SQLITE_FILE) as db:
+        (counted,) = db.execute("SELECT sum(records) FROM stream_activity").fetchone()
+    assert counted == sum(sum(ends[t].values()) for t in EVENT_TOPICS)
 
 
 def test_serve_stops_cleanly_on_sigint(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 BASE = DEPLOY / "base"
 KUBERNETES_VERSION = "1.31.0"
-SERVICES = ("gateway", "match", "matchmaking", "rating")
+SERVICES = ("gateway", "match", "matchmaking", "rating", "projections")
 
 
 def load_all(path: Path) -> list[dict[str, Any]]:

@@ -17,8 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from arena_runtime.config import ConfigError, Settings
 from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.factory import open_event_log
-from arena_runtime.sql.engine import engine_from_settings
-from arena_runtime.sql.migrate import upgrade_head
+from arena_runtime.sql.migrate import open_database
 
 log = logging.getLogger(__name__)
 
@@ -45,13 +44,12 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             raise ConfigError(variable, f"cannot open the event log: {exc}") from exc
         stack.push_async_callback(event_log.close)
 
-        db = engine_from_settings(settings)
-        stack.push_async_callback(db.dispose)
         try:
-            await upgrade_head(db)
+            db = await open_database(settings)
         except Exception as exc:
             variable = "ARENA_DATA_DIR" if settings.database_url is None else "ARENA_DATABASE_URL"
             raise ConfigError(variable, f"cannot open the database: {exc}") from exc
+        stack.push_async_callback(db.dispose)
 
         yield Runtime(settings=settings, log=event_log, db=db)
 

@@ -1,4 +1,5 @@
-"""`arena serve` (all four services in one process) and `arena gateway|match|matchmaking|rating`.
+"""`arena serve` (every service in one process) and `arena gateway|match|matchmaking|rating` (and
+`arena projections`), one service each.
 
 Where they run — embedded log and SQLite under ARENA_DATA_DIR, or Kafka, PostgreSQL and Redis —
 comes from the ARENA_* variables alone; the services cannot tell the difference.
@@ -12,6 +13,7 @@ import arena_gateway.service
 import arena_match.service
 import arena_matchmaking.service
 import arena_rating.service
+import arena_runtime.host.projections
 from arena_runtime.host import ServiceBuilder, run
 
 SERVICES: dict[str, ServiceBuilder] = {
@@ -19,12 +21,14 @@ SERVICES: dict[str, ServiceBuilder] = {
     "match": arena_match.service.build_service,
     "matchmaking": arena_matchmaking.service.build_service,
     "rating": arena_rating.service.build_service,
+    # Keeps the SQL read models current; any number may run (offsets live beside the rows).
+    "projections": arena_runtime.host.projections.build_service,
 }
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = sub.add_parser(
-        "serve", help="run all four services in one process (embedded by default)"
+        "serve", help="run every service and the projections in one process (embedded by default)"
     )
     serve.set_defaults(func=lambda args: run(list(SERVICES.values()), "serve"))
     for name, builder in SERVICES.items():
