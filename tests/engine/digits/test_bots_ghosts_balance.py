@@ -55,3 +55,13 @@ def test_cli_balance_prints_the_table(capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr().out
     assert "win rate" in out and "pi" in out and "Face-off spread" in out
     assert main(["digits", "balance", "--games", "0"]) == 2
+
+
+def test_outliers_flag_either_table() -> None:
+    from arena_engine.digits.balance import BalanceReport, KindStats
+
+    report = BalanceReport("v", 1)
+    report.kinds = {"plus": KindStats(10, 5.0), "pi": KindStats(10, 5.0)}
+    report.swaps = {"plus": KindStats(10, 7.0), "pi": KindStats(0, 0.0)}
+    assert report.outliers() == ["plus"]
+    assert any("OUTSIDE" in line and line.startswith("plus") for line in report.lines())

@@ -49,7 +49,7 @@ def test_minus_never_below_zero_and_zero_cuts_hits() -> None:
 
 def test_plus_and_power_raise_the_column_mate() -> None:
     r = fight(slate(c1=D("odd"), c5=D("plus")), slate(c1=D("zero")), report=True)
-    assert start_of(r.report, "additions")["sides"][0][0]["atk"] == 4  # type: ignore[index]
+    assert start_of(r.report, "additions")["sides"][0][0]["atk"] == 2 + 3  # type: ignore[index]
     r = fight(slate(c1=D("odd"), c5=D("power")), slate(c1=D("zero")), report=True)
     # ATK 2: 2² - 2 = 2 more (cap 3).
     assert start_of(r.report, "power")["sides"][0][0]["atk"] == 4  # type: ignore[index]
@@ -62,7 +62,7 @@ def test_twins_pair_and_sigma_and_square() -> None:
         report=True,
     )
     twins = start_of(r.report, "twins")["sides"][0]  # type: ignore[index]
-    assert twins[0]["atk"] == 4 and twins[0]["hp"] == 7  # type: ignore[index]
+    assert twins[0]["atk"] == 2 + 2 and twins[0]["hp"] == 4 + 2  # type: ignore[index]
     assert start_of(r.report, "sigma")["sides"][0][4]["atk"] == 2 + 3  # type: ignore[index]
     shields = start_of(r.report, "shields")["sides"][0]  # type: ignore[index]
     assert shields[5]["shield"] == 2 and shields[1]["shield"] == 2  # type: ignore[index]
@@ -120,9 +120,9 @@ def test_pi_hits_the_whole_row_on_exchange_three() -> None:
         for e in r.report or ()
         if e["type"] == "exchange"
     }
-    # Pi L3 (ATK 5) fells one Plus (5 HP) an exchange, then the whole row at exchange 3.
-    assert hits[1] == [[1, 1]] and hits[2] == [[1, 2]]
-    assert hits[3] == [[1, 3], [1, 4]]
+    # Pi L3 (ATK 5) needs two exchanges per Plus (6 HP); at exchange 3 it hits the whole row.
+    assert hits[1] == [[1, 1]] and hits[2] == [[1, 1]]
+    assert hits[3] == [[1, 2], [1, 3], [1, 4]] and hits[4] == [[1, 2]]
 
 
 def test_carry_gives_its_atk_to_the_digit_moving_up() -> None:

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 from .bots import BotProfile, play_shop
 from .catalogue import Catalogue, load
-from .combat import compile_rules, fight
+from .combat import CombatRules, compile_rules, fight
 from .economy import income
 from .faceoff import ARRANGEMENT_COUNT, predict_all
 from .rng import Rng
 from .settings import DEFAULT_SETTINGS, DigitsSettings
-from .slate import EMPTY_SLATE, Slate
+from .slate import EMPTY_SLATE, Digit, Slate
 
 LOW, HIGH = 0.40, 0.60
 
@@ -55,19 +55,35 @@ class BalanceReport:
     games: int
     combats: int = 0
     kinds: dict[str, KindStats] = field(default_factory=dict)
+    #: The swap test: one digit of an army replaced by each kind of its tier (same price, same
+    #: level), against the same opponent. Sharper than the holding rate, which averages over
+    #: everything else an army holds.
+    swaps: dict[str, KindStats] = field(default_factory=dict)
     spread: SpreadStats = field(default_factory=SpreadStats)
 
     def outliers(self) -> list[str]:
-        return [k for k, s in self.kinds.items() if s.combats and not LOW <= s.win_rate <= HIGH]
+        """Kinds outside 40-60 % in the holding rate or in the swap test."""
+        return [
+            name
+            for name in self.kinds
+            if any(
+                table[name].combats and not LOW <= table[name].win_rate <= HIGH
+                for table in (self.kinds, self.swaps)
+            )
+        ]
 
     def lines(self) -> list[str]:
         out = [
             f"catalogue {self.catalogue_version}: {self.games} games, {self.combats} combats",
-            f"{'digit':<10}{'armies':>8}{'win rate':>10}",
+            f"{'digit':<10}{'armies':>8}{'win rate':>10}{'swaps':>8}{'swap rate':>11}",
         ]
         for name, stats in self.kinds.items():
-            flag = "" if LOW <= stats.win_rate <= HIGH else "  OUTSIDE 40-60%"
-            out.append(f"{name:<10}{stats.combats:>8}{stats.win_rate:>9.1%}{flag}")
+            swap = self.swaps.get(name, KindStats())
+            flag = "  OUTSIDE 40-60%" if name in self.outliers() else ""
+            out.append(
+                f"{name:<10}{stats.combats:>8}{stats.win_rate:>9.1%}"
+                f"{swap.combats:>8}{swap.win_rate:>10.1%}{flag}"
+            )
         s = self.spread
         depends = s.decided_by_faceoff / max(s.matchups, 1)
         out.append(
@@ -90,6 +106,7 @@ def simulate(
     rules = compile_rules(catalogue)
     report = BalanceReport(catalogue.version, games)
     report.kinds = {name: KindStats() for name in catalogue.names()}
+    report.swaps = {name: KindStats() for name in catalogue.names()}
     samples: list[tuple[Slate, Slate]] = []
     sample_every = max(1, games * settings.max_rounds // max(spread_samples, 1))
     for game in range(games):
@@ -123,6 +140,7 @@ def simulate(
                     stats = report.kinds[name]
                     stats.combats += 1
                     stats.points += score
+            _swap_test(armies[0], armies[1], rng, catalogue, rules, settings, report.swaps)
             if report.combats % sample_every == 0 and len(samples) < spread_samples:
                 samples.append((armies[0], armies[1]))
     for mine, theirs in samples:
@@ -135,3 +153,26 @@ def simulate(
         spread.decided_by_faceoff += len(tally) > 1
         spread.margin_range_total += max(margins) - min(margins)
     return report
+
+
+def _swap_test(
+    army: Slate,
+    opponent: Slate,
+    rng: Rng,
+    catalogue: Catalogue,
+    rules: CombatRules,
+    settings: DigitsSettings,
+    swaps: dict[str, KindStats],
+) -> None:
+    cells = [i for i, d in enumerate(army) if d is not None]
+    if not cells:
+        return
+    cell = rng.choice(cells)
+    old = army[cell]
+    assert old is not None
+    for name in catalogue.of_tier(catalogue[old.kind].tier):
+        swapped = (*army[:cell], Digit(name, old.level), *army[cell + 1 :])
+        result = fight(swapped, opponent, rules, max_exchanges=settings.max_exchanges)
+        stats = swaps[name]
+        stats.combats += 1
+        stats.points += {"win": 1.0, "draw": 0.5, "loss": 0.0}[result.result]
