@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import filecmp
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -73,3 +74,31 @@ def test_buf_lint_can_fail(tmp_path: Path) -> None:
     )
     proc = subprocess.run([_buf(), "lint"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode != 0 and "bad_name" in proc.stdout
+
+
+def test_no_breaking_change_against_the_published_schemas() -> None:
+    baseline = proto_build.PROTO_ROOT / "baseline.binpb"
+    proc = subprocess.run(
+        [_buf(), "breaking", "proto", "--against", str(baseline)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_buf_breaking_can_fail(tmp_path: Path) -> None:
+    changed = tmp_path / "proto"
+    shutil.copytree(proto_build.PROTO_ROOT, changed)
+    envelope = changed / "arena" / "v1" / "envelope.proto"
+    envelope.write_text(
+        envelope.read_text().replace("uint64 sequence = 3;", "string sequence = 3;")
+    )
+    proc = subprocess.run(
+        [_buf(), "breaking", str(changed), "--against", str(changed / "baseline.binpb")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode != 0 and "sequence" in proc.stdout
