@@ -13,6 +13,7 @@ BENCHES: list[str] = [
     "digits_combat",
     "matrix_games_episodes",
     "streams",
+    "projections",
 ]
 
 

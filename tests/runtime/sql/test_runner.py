@@ -4,11 +4,14 @@ restarts, failures, malformed records and a second runner racing on the same pro
 from __future__ import annotations
 
 import asyncio
+import random
 from collections import Counter
+from typing import Any
 
 import pytest
 from arena_runtime.eventlog import OutgoingRecord, Record, TopicPartition, TopicSpec
 from arena_runtime.sql import (
+    Projection,
     ProjectionError,
     ProjectionRunner,
     StreamActivity,
@@ -183,6 +186,44 @@ async def test_stream_activity_counts_per_stream(
         assert row.first_seen_ms == min(r.timestamp_ms for r in records)
         assert row.last_seen_ms == last.timestamp_ms
         assert (row.last_partition, row.last_offset) == (last.partition, last.offset)
+
+
+class OneByOne(StreamActivity):
+    """stream_activity through the plain per-record ``apply``."""
+
+    apply_batch = Projection.apply_batch
+
+
+@pytest.mark.parametrize("batch_size", [1, 4, 64])
+async def test_stream_activity_in_batches_equals_record_by_record(
+    sessions: async_sessionmaker[AsyncSession], batch_size: int
+) -> None:
+    rng = random.Random(batch_size)
+    log = MemoryLog()
+    await log.create_topics([TopicSpec(t, partitions=2) for t in TOPICS])
+    for _ in range(6):
+        topic = rng.choice(TOPICS)
+        await log.append(
+            topic,
+            [
+                OutgoingRecord(
+                    value=b"e",
+                    key=None if rng.random() < 0.1 else f"s{rng.randrange(12)}".encode(),
+                    partition=rng.randrange(2),
+                )
+                for _ in range(rng.randint(1, 40))
+            ],
+        )
+
+    async def table_after(projection: StreamActivity) -> list[Any]:
+        runner = ProjectionRunner(projection, log, sessions, batch_size=batch_size)
+        await runner.rebuild()
+        async with sessions() as session:
+            return sorted((await session.execute(select(stream_activity))).all())
+
+    one_by_one = await table_after(OneByOne(TOPICS))
+    assert one_by_one
+    assert await table_after(StreamActivity(TOPICS)) == one_by_one
 
 
 async def test_rebuild_reproduces_the_live_tables(

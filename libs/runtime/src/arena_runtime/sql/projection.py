@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from arena_runtime.envelope import EnvelopeError
 from arena_runtime.eventlog.base import Record
 
 
@@ -20,6 +21,13 @@ class MalformedRecordError(Exception):
     """
 
     reason = "malformed"
+
+
+#: Errors that make the runner pass over one record instead of failing its batch.
+UNREADABLE = (MalformedRecordError, EnvelopeError)
+
+#: A record passed over, and why.
+Skipped = tuple[Record, MalformedRecordError | EnvelopeError]
 
 
 class ProjectionError(Exception):
@@ -44,6 +52,20 @@ class Projection(abc.ABC):
     @abc.abstractmethod
     async def apply(self, session: AsyncSession, record: Record) -> None:
         """Apply one record inside the runner's transaction; never commit here."""
+
+    async def apply_batch(self, session: AsyncSession, records: Sequence[Record]) -> list[Skipped]:
+        """Apply one partition's records, in offset order; return the unreadable ones passed over.
+
+        The default applies record by record. Override it to write a batch in a few statements
+        instead of several per record; the result must equal applying the records one by one.
+        """
+        skipped: list[Skipped] = []
+        for record in records:
+            try:
+                await self.apply(session, record)
+            except UNREADABLE as exc:
+                skipped.append((record, exc))
+        return skipped
 
 
 def check_projection(projection: Projection) -> None:

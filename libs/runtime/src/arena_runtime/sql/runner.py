@@ -23,11 +23,10 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from arena_runtime.envelope import EnvelopeError
 from arena_runtime.eventlog.base import EventLog, Record, TopicPartition, UnknownTopicError
 from arena_runtime.metrics import MALFORMED_RECORDS
 from arena_runtime.sql.metadata import projection_offsets
-from arena_runtime.sql.projection import MalformedRecordError, Projection, check_projection
+from arena_runtime.sql.projection import Projection, check_projection
 
 log = logging.getLogger(__name__)
 
@@ -193,21 +192,8 @@ class ProjectionRunner:
 
     async def _apply_batch(self, tp: TopicPartition, start: int, records: list[Record]) -> None:
         next_offset = records[-1].offset + 1
-        skipped: list[str] = []
         async with self._sessions() as session, session.begin():
-            for record in records:
-                try:
-                    await self.projection.apply(session, record)
-                except (MalformedRecordError, EnvelopeError) as exc:
-                    skipped.append(exc.reason)
-                    log.warning(
-                        "projection %s skipped malformed record %s/%d@%d: %s",
-                        self.name,
-                        record.topic,
-                        record.partition,
-                        record.offset,
-                        exc,
-                    )
+            skipped = await self.projection.apply_batch(session, records)
             moved = await session.execute(
                 update(projection_offsets)
                 .where(
@@ -223,5 +209,13 @@ class ProjectionRunner:
         assert self._next is not None
         self._next[tp] = next_offset
         APPLIED.labels(self.name).inc(len(records) - len(skipped))
-        for reason in skipped:
-            MALFORMED_RECORDS.labels(tp.topic, self.group, reason).inc()
+        for record, exc in skipped:
+            MALFORMED_RECORDS.labels(tp.topic, self.group, exc.reason).inc()
+            log.warning(
+                "projection %s skipped malformed record %s/%d@%d: %s",
+                self.name,
+                record.topic,
+                record.partition,
+                record.offset,
+                exc,
+            )
