@@ -1,7 +1,8 @@
 """Digits: a maths auto-battler against saved armies, as pure, seeded rules.
 
-Modules: `catalogue` (the twenty kinds, versioned data), `settings` (tunable numbers),
-`economy`, `questions`, `shop`, `slate`, `training`, `combat`, `faceoff`, `status`, `game`
+Modules: `catalogue` (the twenty kinds, versioned data), `settings` (tunable numbers), `rng`,
+`economy`, `questions`, `shop`, `slate`, `training`, `targeting`, `combat`, `reference_combat`,
+`faceoff`, `status`, `commands`, `events`, `game`
 (decide/apply), `bots`, `ghosts`, `balance` and `vectors` (rule-vector ops).
 """
 

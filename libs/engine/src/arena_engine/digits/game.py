@@ -1,6 +1,7 @@
 """A Digits game as an event-sourced aggregate: ``decide(state, command, context)`` returns the
 events a command causes (or a Rejection, changing nothing) and ``apply(state, event)`` folds one
-event into a new immutable state.
+event into a new immutable state. Commands live in `commands.py` and events in `events.py`; both
+are re-exported here.
 
 Randomness: the game's two seeds are recorded in GameStarted; Focus and Training questions come
 from the player's seed, shop offers from the shop seed (shared by the players of a daily
@@ -18,10 +19,49 @@ from typing import Any
 from . import slate as slates
 from .catalogue import MAX_LEVEL, load
 from .combat import CombatResult, compile_rules, fight
+from .commands import (
+    AnswerFocus,
+    AnswerTraining,
+    Arrange,
+    Buy,
+    CloseFocus,
+    Command,
+    Context,
+    EndShop,
+    Fight,
+    Move,
+    QuestionTimeout,
+    Rejection,
+    Reroll,
+    Sell,
+    StartFocus,
+    StartGame,
+    Stop,
+    Train,
+    TrainingTimeout,
+)
 from .economy import income, price, reserve, sell_value
+from .events import (
+    Arranged,
+    Bought,
+    CombatFought,
+    Event,
+    FocusAnswered,
+    GameEnded,
+    GameStarted,
+    Moved,
+    QuestionShown,
+    Rerolled,
+    RoundStarted,
+    ShopEnded,
+    ShopOpened,
+    Sold,
+    TrainingAnswered,
+    TrainingShown,
+)
 from .faceoff import ARRANGEMENT_COUNT, arrange
 from .questions import Question, focus_questions, training_question
-from .settings import DEFAULT_SETTINGS, DigitsSettings
+from .settings import DigitsSettings
 from .shop import bright_offer, offers
 from .slate import EMPTY_SLATE, Digit, Slate, SlateError
 from .status import MODES, PLAYING, game_status, last_round
@@ -30,267 +70,54 @@ FOCUS, SHOP, FACEOFF, OVER = "focus", "shop", "faceoff", "over"
 BRIGHT = "bright"
 
 
-# -- commands -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class StartGame:
-    mode: str
-    player_seed: int
-    shop_seed: int
-    room_rounds: int | None = None
-    settings: DigitsSettings = DEFAULT_SETTINGS
-
-
-@dataclass(frozen=True, slots=True)
-class StartFocus:
-    """ "Start the Focus" or "Continue": shows the first question of the round."""
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerFocus:
-    answer: int
-
-
-@dataclass(frozen=True, slots=True)
-class QuestionTimeout:
-    """Timer: the question `index` of `round_no` is past its deadline."""
-
-    round_no: int
-    index: int
-
-
-@dataclass(frozen=True, slots=True)
-class CloseFocus:
-    """Timer: the Focus window of the round is over (a room's shop clock runs from the round's
-    opening, Focus included); questions not answered by now count as wrong."""
-
-    round_no: int
-
-
-@dataclass(frozen=True, slots=True)
-class Buy:
-    offer: int | str  # 0..4, or "bright"
-    cell: int | None = None  # 1..8; None for the default cell
-
-
-@dataclass(frozen=True, slots=True)
-class Sell:
-    cell: int
-
-
-@dataclass(frozen=True, slots=True)
-class Move:
-    src: int
-    dst: int
-
-
-@dataclass(frozen=True, slots=True)
-class Reroll:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Train:
-    cell: int
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerTraining:
-    answer: int
-
-
-@dataclass(frozen=True, slots=True)
-class TrainingTimeout:
-    round_no: int
-
-
-@dataclass(frozen=True, slots=True)
-class EndShop:
-    """Ends the shop; the context carries the opposing army drawn for this round."""
-
-
-@dataclass(frozen=True, slots=True)
-class Arrange:
-    arrangement: int
-
-
-@dataclass(frozen=True, slots=True)
-class Fight:
-    """The player confirms the Face-off, or its timer fires."""
-
-
-@dataclass(frozen=True, slots=True)
-class Stop:
-    """The game stops where it is: "midnight", "deadline", "expired" or "forfeit"."""
-
-    reason: str
-
-
-Command = (
-    StartGame
-    | StartFocus
-    | AnswerFocus
-    | QuestionTimeout
-    | Buy
-    | Sell
-    | Move
-    | Reroll
-    | Train
-    | AnswerTraining
-    | TrainingTimeout
-    | EndShop
-    | Arrange
-    | Fight
-    | Stop
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    now_ms: int
-    opponent: Slate | None = None
-    opponent_info: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    code: str
-
-
-# -- events ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class GameStarted:
-    mode: str
-    player_seed: int
-    shop_seed: int
-    room_rounds: int | None
-    settings: DigitsSettings
-    catalogue_version: str
-
-
-@dataclass(frozen=True, slots=True)
-class QuestionShown:
-    round_no: int
-    index: int
-    question: Question
-    deadline_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class FocusAnswered:
-    round_no: int
-    index: int
-    answer: int | None  # None: unanswered when the page timed out
-    right: bool
-    late: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ShopOpened:
-    round_no: int
-    right: int
-    gold: int
-    offers: tuple[str, ...]
-    bright: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Bought:
-    offer: int | str
-    kind: str
-    cell: int
-    cost: int
-
-
-@dataclass(frozen=True, slots=True)
-class Sold:
-    cell: int
-    kind: str
-    refund: int
-
-
-@dataclass(frozen=True, slots=True)
-class Moved:
-    src: int
-    dst: int
-
-
-@dataclass(frozen=True, slots=True)
-class Rerolled:
-    reroll: int
-    offers: tuple[str, ...]
-    cost: int
-
-
-@dataclass(frozen=True, slots=True)
-class TrainingShown:
-    cell: int
-    question: Question
-    deadline_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class TrainingAnswered:
-    cell: int
-    answer: int | None
-    right: bool
-    level: int
-
-
-@dataclass(frozen=True, slots=True)
-class ShopEnded:
-    saved: Slate
-    reserve: int
-    opponent: Slate
-    opponent_info: dict[str, Any] | None
-    faceoff_deadline_ms: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class Arranged:
-    arrangement: int
-
-
-@dataclass(frozen=True, slots=True)
-class CombatFought:
-    round_no: int
-    arrangement: int
-    result: str
-    margin: int
-    exchanges: int
-
-
-@dataclass(frozen=True, slots=True)
-class RoundStarted:
-    round_no: int
-
-
-@dataclass(frozen=True, slots=True)
-class GameEnded:
-    status: str
-    reason: str
-
-
-Event = (
-    GameStarted
-    | QuestionShown
-    | FocusAnswered
-    | ShopOpened
-    | Bought
-    | Sold
-    | Moved
-    | Rerolled
-    | TrainingShown
-    | TrainingAnswered
-    | ShopEnded
-    | Arranged
-    | CombatFought
-    | RoundStarted
-    | GameEnded
-)
+__all__ = [
+    "BRIGHT",
+    "FACEOFF",
+    "FOCUS",
+    "OVER",
+    "SHOP",
+    "AnswerFocus",
+    "AnswerTraining",
+    "Arrange",
+    "Arranged",
+    "Bought",
+    "Buy",
+    "CloseFocus",
+    "CombatFought",
+    "Command",
+    "Context",
+    "EndShop",
+    "Event",
+    "Fight",
+    "FocusAnswered",
+    "GameEnded",
+    "GameStarted",
+    "GameState",
+    "Move",
+    "Moved",
+    "QuestionShown",
+    "QuestionTimeout",
+    "Rejection",
+    "Reroll",
+    "Rerolled",
+    "RoundStarted",
+    "Sell",
+    "ShopEnded",
+    "ShopOpened",
+    "Sold",
+    "StartFocus",
+    "StartGame",
+    "Stop",
+    "Train",
+    "TrainingAnswered",
+    "TrainingShown",
+    "TrainingTimeout",
+    "apply",
+    "combat_of",
+    "decide",
+    "execute",
+    "replay",
+]
 
 
 # -- state ----------------------------------------------------------------------------------
