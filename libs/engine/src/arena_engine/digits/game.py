@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from . import slate as slates
-from .catalogue import MAX_LEVEL, load
+from .catalogue import load
 from .combat import CombatResult, compile_rules, fight
 from .commands import (
     AnswerFocus,
@@ -65,6 +65,7 @@ from .settings import DigitsSettings
 from .shop import bright_offer, offers
 from .slate import EMPTY_SLATE, Digit, Slate, SlateError
 from .status import MODES, PLAYING, game_status, last_round
+from .training import answer_is_right, trainable
 
 FOCUS, SHOP, FACEOFF, OVER = "focus", "shop", "faceoff", "over"
 BRIGHT = "bright"
@@ -362,11 +363,7 @@ def _train(state: GameState, cmd: Train, ctx: Context) -> list[Event] | Rejectio
         return rejected
     if state.training_used:
         return Rejection("training_used")
-    digit = state.slate[cmd.cell - 1] if isinstance(cmd.cell, int) and 1 <= cmd.cell <= 8 else None
-    if digit is None:
-        return Rejection("cell_empty" if isinstance(cmd.cell, int) else "bad_cell")
-    if digit.level >= MAX_LEVEL:
-        return Rejection("max_level")
+    trainable(state.slate, cmd.cell)  # raises the precise SlateError
     stage = state.settings.training_stage_for(state.round_no)
     question = training_question(state.player_seed, state.round_no, stage)
     deadline = ctx.now_ms + state.settings.training_seconds * 1000
@@ -378,10 +375,8 @@ def _training_result(state: GameState, answer: int | None, now_ms: int) -> list[
     assert state.training_deadline_ms is not None
     digit = state.slate[state.training_cell - 1]
     assert digit is not None
-    right = (
-        answer is not None
-        and now_ms <= state.training_deadline_ms
-        and answer == state.training_question.answer
+    right = answer_is_right(
+        answer, state.training_question.answer, now_ms, state.training_deadline_ms
     )
     level = digit.level + 1 if right else digit.level
     return [TrainingAnswered(state.training_cell, answer, right, level)]
