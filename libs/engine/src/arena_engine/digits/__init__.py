@@ -2,7 +2,7 @@
 
 Modules: `catalogue` (the twenty kinds, versioned data), `settings` (tunable numbers), `rng`,
 `economy`, `questions`, `shop`, `slate`, `training`, `targeting`, `combat`, `reference_combat`,
-`faceoff`, `status`, `commands`, `events`, `game` (decide/apply), `bots`, `ghosts`, `balance`
+`faceoff`, `status`, `commands`, `events`, `codec`, `game` (decide/apply), `bots`, `ghosts`, `balance`
 and `vectors` (rule-vector ops).
 """
 
