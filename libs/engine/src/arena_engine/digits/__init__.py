@@ -2,8 +2,8 @@
 
 Modules: `catalogue` (the twenty kinds, versioned data), `settings` (tunable numbers), `rng`,
 `economy`, `questions`, `shop`, `slate`, `training`, `targeting`, `combat`, `reference_combat`,
-`faceoff`, `status`, `commands`, `events`, `codec`, `game` (decide/apply), `bots`, `ghosts`, `balance`
-and `vectors` (rule-vector ops).
+`faceoff`, `status`, `commands`, `events`, `codec`, `game` (decide/apply), `bots`, `ghosts`,
+`balance` and `vectors` (rule-vector ops).
 """
 
 from .catalogue import CURRENT_VERSION, Catalogue, Kind, load
