@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import asyncio
+
 from arena_runtime.sql import create_engine, upgrade_head
 from arena_runtime.sql.metadata import metadata
 from arena_runtime.sql.migrate import current_revisions, head_revisions
@@ -37,3 +39,13 @@ async def test_migrated_schema_matches_the_metadata(engine: AsyncEngine) -> None
 
     async with engine.connect() as connection:
         assert await connection.run_sync(diff) == []
+
+
+async def test_services_starting_together_migrate_once(db_url: str) -> None:
+    engines = [create_engine(db_url) for _ in range(4)]
+    try:
+        await asyncio.gather(*(upgrade_head(engine) for engine in engines))
+        assert await current_revisions(engines[0]) == head_revisions()
+    finally:
+        for engine in engines:
+            await engine.dispose()
