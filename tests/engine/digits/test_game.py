@@ -274,3 +274,19 @@ def test_combat_report_of_the_faceoff_matches_the_fought_combat() -> None:
     assert isinstance(decided, list) and isinstance(decided[0], g.CombatFought)
     assert report.report is not None and report.report[-1]["result"] == decided[0].result
     assert (report.margin, report.exchanges) == (decided[0].margin, decided[0].exchanges)
+
+
+def test_predict_only_in_the_tutorial_faceoff() -> None:
+    game = Game("tutorial")
+    game.focus(6)
+    game.do(g.Buy(0))
+    assert g.tutorial_predict(game.s, 0) == g.Rejection("not_in_faceoff")
+    game.do(g.EndShop(), opponent=WEAK)
+    predicted = g.tutorial_predict(game.s, 9)
+    game.do(g.Arrange(9))
+    assert predicted == g.combat_of(game.s)
+    assert g.tutorial_predict(game.s, 384) == g.Rejection("bad_arrangement")
+    ranked = Game()
+    ranked.focus(6)
+    ranked.do(g.EndShop(), opponent=WEAK)
+    assert g.tutorial_predict(ranked.s, 0) == g.Rejection("predict_tutorial_only")

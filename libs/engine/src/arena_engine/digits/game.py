@@ -118,6 +118,7 @@ __all__ = [
     "decide",
     "execute",
     "replay",
+    "tutorial_predict",
 ]
 
 
@@ -467,6 +468,18 @@ def combat_of(state: GameState, report: bool = False) -> CombatResult:
     return fight(
         arranged, state.opponent, rules, report=report, max_exchanges=state.settings.max_exchanges
     )
+
+
+def tutorial_predict(state: GameState, arrangement: int) -> CombatResult | Rejection:
+    """The tutorial's "Predict": the outcome of `arrangement` against the shown army. A query,
+    not a command (it changes nothing); no other mode offers it."""
+    if state.mode != "tutorial":
+        return Rejection("predict_tutorial_only")
+    if state.phase != FACEOFF or state.saved is None or state.opponent is None:
+        return Rejection("not_in_faceoff")
+    if not isinstance(arrangement, int) or not 0 <= arrangement < ARRANGEMENT_COUNT:
+        return Rejection("bad_arrangement")
+    return combat_of(replace(state, arrangement=arrangement))
 
 
 _Handler = Callable[[GameState, Any, Context], list[Event] | Rejection]
