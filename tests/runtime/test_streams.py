@@ -23,6 +23,7 @@ from arena_runtime.eventlog import (
 )
 from arena_runtime.streams import (
     REJECTED_TYPE,
+    UNDECIDABLE,
     Answer,
     Decision,
     NewEvent,
@@ -34,6 +35,7 @@ from arena_runtime.streams import (
 )
 from hypothesis import given
 from hypothesis import strategies as st
+from structlog.testing import capture_logs
 
 from tests.runtime.conftest import OpenLog
 
@@ -186,6 +188,20 @@ def deliveries(histories: Sequence[list[Event]], rng: random.Random) -> list[Eve
         if rng.random() < 0.3:
             delivered.append(rng.choice(delivered))  # replay of anything seen so far
     return delivered
+
+
+async def test_a_command_decide_cannot_handle_is_rejected_not_fatal(
+    log: EventLog, unique_topic: str
+) -> None:
+    tally = runner(log, unique_topic)
+    poisoned = Command("bad", "t-1", "tally.Add", {"amont": 1}, WHEN)  # decide raises KeyError
+    with capture_logs() as logs:
+        answer = await tally.handle(poisoned)
+    assert answer.rejection == Rejection(UNDECIDABLE, "the command could not be decided")
+    assert [e["event"] for e in logs] == ["decide failed; command rejected"]
+    assert (await tally.handle(poisoned)).repeated
+    assert (await tally.handle(command("t-1", "good", 1))).accepted
+    assert (await runner(log, unique_topic).load("t-1")).state == Tally(1, (1,))
 
 
 async def test_duplicated_replayed_and_interleaved_deliveries(

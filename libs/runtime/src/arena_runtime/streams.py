@@ -43,6 +43,8 @@ from arena_runtime.proto_gen.arena.v1.envelope_pb2 import CommandRejected
 S = TypeVar("S")
 
 REJECTED_TYPE = CommandRejected.DESCRIPTOR.full_name
+#: Rejection code of a command whose ``decide`` raised (a malformed payload, or a bug).
+UNDECIDABLE = "undecidable"
 
 log = telemetry.get_logger(__name__)
 
@@ -143,7 +145,8 @@ class StreamRunner(Generic[S]):
 
     ``initial(stream_id)`` is a stream's state before its first event; ``apply(state, event)``
     folds one event (it must not fail on an event it has accepted before); ``decide(state,
-    command)`` returns the command's new events or a Rejection, and must be pure.
+    command)`` returns the command's new events or a Rejection, and must be pure. If decide
+    raises, the command is rejected with code ``undecidable`` (and the error logged).
     """
 
     def __init__(
@@ -193,6 +196,10 @@ class StreamRunner(Generic[S]):
             async with self._lock(partition):
                 await self._catch_up(partition)
 
+    async def handle_record(self, command: Command, record: Record) -> None:
+        """``handle`` as a consumer-loop handler (the answer is in the log)."""
+        await self.handle(command)
+
     async def handle(self, command: Command) -> Answer:
         """Answer a command exactly once per command id; see the module docstring."""
         partition = await self.partition_of(command.stream)
@@ -237,7 +244,18 @@ class StreamRunner(Generic[S]):
         return view
 
     def _events_for(self, view: StreamView[S], command: Command) -> list[Event]:
-        decision = self.decide(view.state, command)
+        try:
+            decision = self.decide(view.state, command)
+        except Exception:
+            # decide is pure, so it would fail the same way on every redelivery: answer with a
+            # rejection rather than stop the partition behind one poisoned command.
+            log.exception(
+                "decide failed; command rejected",
+                stream=command.stream,
+                command_id=command.command_id,
+                command_type=command.type,
+            )
+            decision = Rejection(UNDECIDABLE, "the command could not be decided")
         if isinstance(decision, Rejection):
             decided: Sequence[Message | NewEvent] = [
                 CommandRejected(
