@@ -57,6 +57,27 @@ class Settings(BaseSettings):
         200, ge=1, le=60_000, description="How long an idle projection waits before polling."
     )
     cache_prefix: str = Field("arena:", description="Prepended to every Redis key and channel.")
+    # -- gateway (docs/protocol.md) --------------------------------------------------------
+    allowed_origins: str = Field(
+        "", description="Comma-separated WebSocket Origin allow-list; '*' allows any origin."
+    )
+    session_ttl_seconds: float = Field(
+        86_400, gt=0, description="How long a session token lives after its last use."
+    )
+    ws_heartbeat_seconds: float = Field(
+        30, gt=0, description="WebSocket ping interval; a ping unanswered by the next one closes."
+    )
+    ws_time_sync_seconds: float = Field(5, gt=0, description="Interval of time_sync pushes.")
+    ws_auth_timeout_seconds: float = Field(
+        10, gt=0, description="How long a new WebSocket may take to authenticate."
+    )
+    ws_rate_limit: float = Field(10, gt=0, description="Client messages per second per player.")
+    ws_max_message_bytes: int = Field(
+        4096, ge=256, le=1_048_576, description="Largest client message accepted."
+    )
+    command_timeout_seconds: float = Field(
+        10, gt=0, description="How long the gateway waits for a command's answer in the log."
+    )
 
     @field_validator("log_level", mode="before")
     @classmethod
