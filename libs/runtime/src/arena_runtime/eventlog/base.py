@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import NamedTuple
 
 Headers = tuple[tuple[str, bytes], ...]
 
@@ -33,9 +34,8 @@ class TopicPartition:
     partition: int
 
 
-@dataclass(frozen=True, slots=True)
-class Position:
-    """Where an acknowledged append landed."""
+class Position(NamedTuple):
+    """Where an acknowledged append landed (a named tuple: appends return one per record)."""
 
     topic: str
     partition: int
@@ -52,16 +52,19 @@ class OutgoingRecord:
     partition: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One record as read back from the log."""
+class Record(NamedTuple):
+    """One record as read back from the log.
+
+    A named tuple rather than a dataclass: replaying a log builds millions of these, and a tuple
+    is built several times faster than a frozen dataclass.
+    """
 
     topic: str
     partition: int
     offset: int
     key: bytes | None
     value: bytes
-    headers: Headers = field(default=())
+    headers: Headers = ()
     timestamp_ms: int = 0
 
     def header(self, name: str) -> bytes | None:

@@ -172,7 +172,8 @@ class KafkaEventLog(EventLog):
                 )
                 for r in records
             ]
-            done = await asyncio.gather(*futures)
+            # One by one rather than gather(): they complete together, and this is cheaper.
+            done = [await future for future in futures]
         except KafkaError as exc:
             raise EventLogError(f"append to {topic} failed: {exc}") from exc
         return [Position(topic, md.partition, md.offset) for md in done]

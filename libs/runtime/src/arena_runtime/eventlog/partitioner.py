@@ -7,6 +7,7 @@ a log can move from one to the other without reshuffling streams.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import struct
 
@@ -50,4 +51,10 @@ def partition_for(key: bytes | None, partitions: int) -> int:
         raise ValueError(f"a topic has at least one partition, not {partitions}")
     if key is None:
         return next(_round_robin) % partitions
+    return _keyed(key, partitions)
+
+
+# Keys are stream ids, and a stream appends many times: remember the recent ones.
+@functools.lru_cache(maxsize=65536)
+def _keyed(key: bytes, partitions: int) -> int:
     return (murmur2(key) & 0x7FFFFFFF) % partitions
