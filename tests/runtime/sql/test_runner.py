@@ -133,6 +133,22 @@ async def test_two_runners_racing_on_one_projection_apply_each_record_once(
     assert rows == await all_positions(log)
 
 
+async def test_two_runners_racing_on_shared_rows_end_with_the_same_table(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    # stream_activity rows are shared by many records: racing runners collide on them (duplicate
+    # keys, row locks) before they collide on the offsets, and must still count each record once.
+    log = await filled_log(records_per_topic=200, partitions=2)
+    a = ProjectionRunner(StreamActivity(TOPICS), log, sessions, batch_size=5)
+    b = ProjectionRunner(StreamActivity(TOPICS), log, sessions, batch_size=5)
+    await asyncio.gather(a.catch_up(), b.catch_up())
+    async with sessions() as session:
+        raced = sorted((await session.execute(select(stream_activity))).all())
+    await ProjectionRunner(StreamActivity(TOPICS), log, sessions).rebuild()
+    async with sessions() as session:
+        assert sorted((await session.execute(select(stream_activity))).all()) == raced
+
+
 async def test_topics_that_do_not_exist_yet_are_waited_for(
     sessions: async_sessionmaker[AsyncSession],
 ) -> None:

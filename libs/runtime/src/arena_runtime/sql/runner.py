@@ -20,13 +20,13 @@ from collections.abc import Mapping
 
 from prometheus_client import Counter
 from sqlalchemy import delete, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from arena_runtime.eventlog.base import EventLog, Record, TopicPartition, UnknownTopicError
 from arena_runtime.metrics import MALFORMED_RECORDS
 from arena_runtime.sql.metadata import projection_offsets
-from arena_runtime.sql.projection import Projection, check_projection
+from arena_runtime.sql.projection import Projection, Skipped, check_projection
 
 log = logging.getLogger(__name__)
 
@@ -191,6 +191,31 @@ class ProjectionRunner:
                 pass  # another runner of this projection made it first
 
     async def _apply_batch(self, tp: TopicPartition, start: int, records: list[Record]) -> None:
+        try:
+            skipped = await self._write_batch(tp, start, records)
+        except DBAPIError:
+            # A runner racing on the same rows can also collide there first (a duplicate key,
+            # a deadlock). If the stored offset moved, that race is what happened.
+            if (await self.stored_offsets()).get(tp) != start:
+                raise OffsetConflictError(f"{self.name}: {tp.topic}/{tp.partition} moved") from None
+            raise
+        assert self._next is not None
+        self._next[tp] = records[-1].offset + 1
+        APPLIED.labels(self.name).inc(len(records) - len(skipped))
+        for record, exc in skipped:
+            MALFORMED_RECORDS.labels(tp.topic, self.group, exc.reason).inc()
+            log.warning(
+                "projection %s skipped malformed record %s/%d@%d: %s",
+                self.name,
+                record.topic,
+                record.partition,
+                record.offset,
+                exc,
+            )
+
+    async def _write_batch(
+        self, tp: TopicPartition, start: int, records: list[Record]
+    ) -> list[Skipped]:
         next_offset = records[-1].offset + 1
         async with self._sessions() as session, session.begin():
             skipped = await self.projection.apply_batch(session, records)
@@ -206,16 +231,4 @@ class ProjectionRunner:
             )
             if moved.rowcount != 1:  # type: ignore[attr-defined]
                 raise OffsetConflictError(f"{self.name}: {tp.topic}/{tp.partition} moved")
-        assert self._next is not None
-        self._next[tp] = next_offset
-        APPLIED.labels(self.name).inc(len(records) - len(skipped))
-        for record, exc in skipped:
-            MALFORMED_RECORDS.labels(tp.topic, self.group, exc.reason).inc()
-            log.warning(
-                "projection %s skipped malformed record %s/%d@%d: %s",
-                self.name,
-                record.topic,
-                record.partition,
-                record.offset,
-                exc,
-            )
+        return skipped
