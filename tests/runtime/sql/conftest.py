@@ -6,6 +6,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from arena_runtime.config import Settings
+from arena_runtime.eventlog import EventLog
+from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.sql import create_engine, session_factory, upgrade_head
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -42,3 +45,10 @@ async def engine(db_url: str) -> AsyncIterator[AsyncEngine]:
 @pytest.fixture
 def sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return session_factory(engine)
+
+
+@pytest.fixture
+async def log(tmp_path: Path) -> AsyncIterator[EventLog]:
+    """A real embedded event log of this test's own."""
+    async with open_event_log(Settings(data_dir=tmp_path / "log")) as event_log:
+        yield event_log

@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from arena_runtime.eventlog import OutgoingRecord, Record, TopicPartition, TopicSpec
+from arena_runtime.eventlog import EventLog, OutgoingRecord, Record, TopicPartition, TopicSpec
 from arena_runtime.sql import (
     Projection,
     ProjectionError,
@@ -21,7 +21,6 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from tests.runtime.sql.ledger import TOPICS, Ledger, create_ledger_table, ledger_rows
-from tests.runtime.sql.memory_log import MemoryLog
 
 
 @pytest.fixture
@@ -29,8 +28,7 @@ async def ledger_table(engine: AsyncEngine) -> None:
     await create_ledger_table(engine)
 
 
-async def filled_log(records_per_topic: int = 120, partitions: int = 3) -> MemoryLog:
-    log = MemoryLog()
+async def fill(log: EventLog, records_per_topic: int = 120, partitions: int = 3) -> None:
     await log.create_topics([TopicSpec(t, partitions=partitions) for t in TOPICS])
     for topic in TOPICS:
         await log.append(
@@ -40,10 +38,9 @@ async def filled_log(records_per_topic: int = 120, partitions: int = 3) -> Memor
                 for i in range(records_per_topic)
             ],
         )
-    return log
 
 
-async def all_positions(log: MemoryLog) -> list[tuple[str, int, int]]:
+async def all_positions(log: EventLog) -> list[tuple[str, int, int]]:
     positions = []
     for topic in TOPICS:
         for p, end in (await log.end_offsets(topic)).items():
@@ -54,8 +51,9 @@ async def all_positions(log: MemoryLog) -> list[tuple[str, int, int]]:
 @pytest.mark.usefixtures("ledger_table")
 async def test_applies_every_record_once_and_stores_offsets(
     sessions: async_sessionmaker[AsyncSession],
+    log: EventLog,
 ) -> None:
-    log = await filled_log()
+    await fill(log)
     runner = ProjectionRunner(Ledger(), log, sessions, batch_size=16)
     assert await runner.lag() == 240
     assert await runner.catch_up() == 240
@@ -69,8 +67,9 @@ async def test_applies_every_record_once_and_stores_offsets(
 @pytest.mark.usefixtures("ledger_table")
 async def test_a_new_runner_resumes_from_the_stored_offsets(
     sessions: async_sessionmaker[AsyncSession],
+    log: EventLog,
 ) -> None:
-    log = await filled_log(records_per_topic=30)
+    await fill(log, records_per_topic=30)
     await ProjectionRunner(Ledger(), log, sessions, batch_size=7).step()
     partial = await ledger_rows(sessions)
     assert 0 < len(partial) < 60
@@ -83,8 +82,8 @@ async def test_a_new_runner_resumes_from_the_stored_offsets(
 @pytest.mark.usefixtures("ledger_table")
 async def test_a_failing_batch_leaves_rows_and_offsets_untouched(
     sessions: async_sessionmaker[AsyncSession],
+    log: EventLog,
 ) -> None:
-    log = MemoryLog()
     await log.create_topics([TopicSpec(TOPICS[0])])
     await log.append(TOPICS[0], [OutgoingRecord(value=f"v{i}".encode()) for i in range(10)])
     failing = ProjectionRunner(Ledger(fail_on=b"v5"), log, sessions, batch_size=4)
@@ -100,6 +99,7 @@ async def test_a_failing_batch_leaves_rows_and_offsets_untouched(
 @pytest.mark.usefixtures("ledger_table")
 async def test_malformed_records_are_skipped_and_counted(
     sessions: async_sessionmaker[AsyncSession],
+    log: EventLog,
 ) -> None:
     from arena_runtime.metrics import sample
 
@@ -108,7 +108,6 @@ async def test_malformed_records_are_skipped_and_counted(
     before = sample(series, labels)
     undecodable = {**labels, "reason": "undecodable"}
     before_undecodable = sample(series, undecodable)
-    log = MemoryLog()
     await log.create_topics([TopicSpec(TOPICS[0])])
     values = [b"v0", b"malformed", b"v2", b"undecodable", b"v4"]
     await log.append(TOPICS[0], [OutgoingRecord(value=v) for v in values])
@@ -123,8 +122,9 @@ async def test_malformed_records_are_skipped_and_counted(
 @pytest.mark.usefixtures("ledger_table")
 async def test_two_runners_racing_on_one_projection_apply_each_record_once(
     sessions: async_sessionmaker[AsyncSession],
+    log: EventLog,
 ) -> None:
-    log = await filled_log(records_per_topic=200, partitions=2)
+    await fill(log, records_per_topic=200, partitions=2)
     a = ProjectionRunner(Ledger(), log, sessions, batch_size=5)
     b = ProjectionRunner(Ledger(), log, sessions, batch_size=5)
     await asyncio.gather(a.catch_up(), b.catch_up())
@@ -135,10 +135,11 @@ async def test_two_runners_racing_on_one_projection_apply_each_record_once(
 
 async def test_two_runners_racing_on_shared_rows_end_with_the_same_table(
     sessions: async_sessionmaker[AsyncSession],
+    log: EventLog,
 ) -> None:
     # stream_activity rows are shared by many records: racing runners collide on them (duplicate
     # keys, row locks) before they collide on the offsets, and must still count each record once.
-    log = await filled_log(records_per_topic=200, partitions=2)
+    await fill(log, records_per_topic=200, partitions=2)
     a = ProjectionRunner(StreamActivity(TOPICS), log, sessions, batch_size=5)
     b = ProjectionRunner(StreamActivity(TOPICS), log, sessions, batch_size=5)
     await asyncio.gather(a.catch_up(), b.catch_up())
@@ -151,8 +152,8 @@ async def test_two_runners_racing_on_shared_rows_end_with_the_same_table(
 
 async def test_topics_that_do_not_exist_yet_are_waited_for(
     sessions: async_sessionmaker[AsyncSession],
+    log: EventLog,
 ) -> None:
-    log = MemoryLog()
     runner = ProjectionRunner(StreamActivity(["later"]), log, sessions)
     assert await runner.catch_up() == 0
     await log.create_topics([TopicSpec("later", partitions=2)])
@@ -163,8 +164,8 @@ async def test_topics_that_do_not_exist_yet_are_waited_for(
 
 async def test_run_follows_the_log_until_stopped(
     sessions: async_sessionmaker[AsyncSession],
+    log: EventLog,
 ) -> None:
-    log = MemoryLog()
     await log.create_topics([TopicSpec("live")])
     runner = ProjectionRunner(StreamActivity(["live"]), log, sessions, idle_sleep=0.01)
     stop = asyncio.Event()
@@ -182,8 +183,9 @@ async def test_run_follows_the_log_until_stopped(
 
 async def test_stream_activity_counts_per_stream(
     sessions: async_sessionmaker[AsyncSession],
+    log: EventLog,
 ) -> None:
-    log = await filled_log(records_per_topic=50)
+    await fill(log, records_per_topic=50)
     await log.append(TOPICS[0], [OutgoingRecord(value=b"no stream")])  # keyless: not counted
     await ProjectionRunner(StreamActivity(TOPICS), log, sessions, batch_size=9).catch_up()
     expected: dict[tuple[str, str], list[Record]] = {}
@@ -212,10 +214,9 @@ class OneByOne(StreamActivity):
 
 @pytest.mark.parametrize("batch_size", [1, 4, 64])
 async def test_stream_activity_in_batches_equals_record_by_record(
-    sessions: async_sessionmaker[AsyncSession], batch_size: int
+    sessions: async_sessionmaker[AsyncSession], log: EventLog, batch_size: int
 ) -> None:
     rng = random.Random(batch_size)
-    log = MemoryLog()
     await log.create_topics([TopicSpec(t, partitions=2) for t in TOPICS])
     for _ in range(6):
         topic = rng.choice(TOPICS)
@@ -244,8 +245,9 @@ async def test_stream_activity_in_batches_equals_record_by_record(
 
 async def test_rebuild_reproduces_the_live_tables(
     sessions: async_sessionmaker[AsyncSession],
+    log: EventLog,
 ) -> None:
-    log = await filled_log(records_per_topic=40)
+    await fill(log, records_per_topic=40)
     live = ProjectionRunner(StreamActivity(TOPICS), log, sessions, batch_size=3)
     for round_ in range(4):  # appends and applications interleaved, as in a live service
         await live.step()
@@ -262,8 +264,8 @@ async def test_rebuild_reproduces_the_live_tables(
 
 def test_badly_declared_projections_are_refused(
     sessions: async_sessionmaker[AsyncSession],
+    log: EventLog,
 ) -> None:
-    log = MemoryLog()
     with pytest.raises(ProjectionError, match="at least one named topic"):
         ProjectionRunner(StreamActivity([]), log, sessions)
     nameless = StreamActivity(["t"])
