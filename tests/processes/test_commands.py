@@ -26,13 +26,19 @@ from sqlalchemy.engine import make_url
 
 from tests.processes.arena_process import ArenaProcess, arena_env, free_port
 
-# What each service consumes, under its name as consumer group.
-CONSUMES = {
-    "gateway": arena_gateway.service.CONSUMES,
-    "match": arena_match.service.CONSUMES,
-    "matchmaking": arena_matchmaking.service.CONSUMES,
-    "rating": arena_rating.service.CONSUMES,
-}
+# Per consumer group, the topics it reads: commands in a group named after the service, events
+# in "<service>.events".
+CONSUMES: dict[str, tuple[str, ...]] = {}
+for module in (
+    arena_gateway.service,
+    arena_match.service,
+    arena_matchmaking.service,
+    arena_rating.service,
+):
+    if module.COMMANDS:
+        CONSUMES[module.NAME] = module.COMMANDS
+    if module.EVENTS:
+        CONSUMES[f"{module.NAME}.events"] = module.EVENTS
 BACKLOG_PER_TOPIC = 200
 
 
@@ -93,6 +99,12 @@ async def test_serve_runs_all_four_services_and_commits_on_sigterm(tmp_path: Pat
         for name in SERVICES:
             assert f'arena_service_ready{{service="{name}"}} 1.0' in metrics
         assert arena.get("/openapi.json").status_code == 200  # the gateway's app is behind
+        # The backlog is not envelopes: every record was skipped as malformed, none stopped a loop.
+        malformed = (
+            'arena_malformed_records_total{group="match",reason="undecodable",'
+            f'topic="arena.commands.match"}} {BACKLOG_PER_TOPIC}.0'
+        )
+        assert malformed in metrics
     finally:
         code = arena.terminate(signal.SIGTERM)
     assert code == 0, arena.output()
@@ -168,4 +180,4 @@ async def test_serve_runs_distributed_when_given_kafka_postgres_and_redis(
     assert not data_dir.exists()  # nothing ran embedded
     # Readiness already showed every group caught up; reading one group's offsets back from the
     # broker shows the commits are on it (each group read costs a rebalance on Kafka).
-    await assert_committed(settings, ends, groups=("rating",))
+    await assert_committed(settings, ends, groups=("rating.events",))

@@ -27,6 +27,10 @@ async def log(tmp_path: Path) -> AsyncIterator[EmbeddedEventLog]:
     await event_log.close()
 
 
+def raw(data: bytes) -> bytes:
+    return data
+
+
 async def append(log: EmbeddedEventLog, count: int) -> None:
     records = [OutgoingRecord(value=b"v%d" % i, key=b"stream-%d" % i) for i in range(count)]
     await log.append(TOPIC, records)
@@ -52,11 +56,11 @@ async def test_not_ready_until_the_backlog_is_processed_then_committed(
     gate = asyncio.Event()
     handled: list[Record] = []
 
-    async def handler(records: list[Record]) -> None:
+    async def handler(item: bytes, record: Record) -> None:
         await gate.wait()
-        handled.extend(records)
+        handled.append(record)
 
-    service = Service("match", [ConsumeWorker(log, "match", [TOPIC], handler)])
+    service = Service("match", [ConsumeWorker(log, "match", [TOPIC], raw, handler)])
     assert not service.ready()
     await service.start()
     try:
@@ -74,7 +78,7 @@ async def test_not_ready_until_the_backlog_is_processed_then_committed(
 async def test_records_appended_after_start_do_not_hold_readiness_back(
     log: EmbeddedEventLog,
 ) -> None:
-    service = Service("rating", [ConsumeWorker(log, "rating", [TOPIC])])
+    service = Service("rating", [ConsumeWorker(log, "rating", [TOPIC], raw)])
     await service.start()
     try:
         await eventually(service.ready)
@@ -88,17 +92,17 @@ async def test_records_appended_after_start_do_not_hold_readiness_back(
 
 async def test_a_restarted_service_resumes_from_its_commits(log: EmbeddedEventLog) -> None:
     await append(log, 25)
-    first = Service("matchmaking", [ConsumeWorker(log, "mm", [TOPIC])])
+    first = Service("matchmaking", [ConsumeWorker(log, "mm", [TOPIC], raw)])
     await first.start()
     await eventually(first.ready)
     await first.stop()
     await append(log, 5)
     seen: list[Record] = []
 
-    async def handler(records: list[Record]) -> None:
-        seen.extend(records)
+    async def handler(item: bytes, record: Record) -> None:
+        seen.append(record)
 
-    second = Service("matchmaking", [ConsumeWorker(log, "mm", [TOPIC], handler)])
+    second = Service("matchmaking", [ConsumeWorker(log, "mm", [TOPIC], raw, handler)])
     await second.start()
     try:
         await eventually(second.ready)
@@ -112,10 +116,10 @@ async def test_a_failing_worker_is_reported_and_stop_still_returns(
 ) -> None:
     await append(log, 3)
 
-    async def handler(records: list[Record]) -> None:
+    async def handler(item: bytes, record: Record) -> None:
         raise RuntimeError("handler broke")
 
-    service = Service("match", [ConsumeWorker(log, "broken", [TOPIC], handler)])
+    service = Service("match", [ConsumeWorker(log, "broken", [TOPIC], raw, handler)])
     await service.start()
     error = await asyncio.wait_for(service.wait_failed(), timeout=10)
     assert isinstance(error, RuntimeError)
@@ -128,8 +132,8 @@ async def test_two_members_of_a_group_are_each_ready_on_their_share(
     log: EmbeddedEventLog,
 ) -> None:
     await append(log, 40)
-    one = Service("match-1", [ConsumeWorker(log, "shared", [TOPIC])])
-    two = Service("match-2", [ConsumeWorker(log, "shared", [TOPIC])])
+    one = Service("match-1", [ConsumeWorker(log, "shared", [TOPIC], raw)])
+    two = Service("match-2", [ConsumeWorker(log, "shared", [TOPIC], raw)])
     await one.start()
     await two.start()
     try:

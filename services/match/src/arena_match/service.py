@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from arena_runtime import topics
-from arena_runtime.host import ConsumeWorker, Runtime, Service
+from arena_runtime.host import Runtime, Service, Worker, command_worker, event_worker
 
 NAME = "match"
-CONSUMES = (topics.MATCH_COMMANDS,)
+COMMANDS = (topics.MATCH_COMMANDS,)
+EVENTS: tuple[str, ...] = ()
 
 
 async def build_service(runtime: Runtime) -> Service:
     await topics.ensure_topics(runtime.log, runtime.settings.partitions)
-    commands = ConsumeWorker(runtime.log, NAME, CONSUMES)
-    return Service(NAME, [commands])
+    workers: list[Worker] = []
+    if COMMANDS:
+        workers.append(command_worker(runtime.log, NAME, COMMANDS))
+    if EVENTS:
+        workers.append(event_worker(runtime.log, NAME, EVENTS))
+    return Service(NAME, workers)

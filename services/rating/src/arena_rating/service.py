@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from arena_runtime import topics
-from arena_runtime.host import ConsumeWorker, Runtime, Service
+from arena_runtime.host import Runtime, Service, Worker, command_worker, event_worker
 
 NAME = "rating"
-# Its own commands (voids, season rollover), and match events (results to rate).
-CONSUMES = (topics.RATING_COMMANDS, topics.MATCH_EVENTS)
+# Voids and season rollovers arrive as commands; results to rate as match events.
+COMMANDS = (topics.RATING_COMMANDS,)
+EVENTS = (topics.MATCH_EVENTS,)
 
 
 async def build_service(runtime: Runtime) -> Service:
     await topics.ensure_topics(runtime.log, runtime.settings.partitions)
-    worker = ConsumeWorker(runtime.log, NAME, CONSUMES)
-    return Service(NAME, [worker])
+    workers: list[Worker] = []
+    if COMMANDS:
+        workers.append(command_worker(runtime.log, NAME, COMMANDS))
+    if EVENTS:
+        workers.append(event_worker(runtime.log, NAME, EVENTS))
+    return Service(NAME, workers)

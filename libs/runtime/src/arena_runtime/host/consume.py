@@ -1,31 +1,39 @@
-"""A consume loop as a service worker: poll, handle, commit, and know when it has caught up."""
+"""The consume loop as a service worker, and knowing when it has caught up.
+
+Decoding, skipping malformed records, tracing and committing are the runtime's ConsumerLoop; this
+adds what a service host needs on top: a stop request between polls, and readiness, learnt by
+watching the offsets the loop commits.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Generic, TypeVar
 
-from arena_runtime.eventlog import EventLog, Record, TopicPartition
+from arena_runtime import telemetry
+from arena_runtime.consumer_loop import ConsumerLoop, Handler
+from arena_runtime.envelope import CODEC, Command, Event
+from arena_runtime.eventlog import Consumer, EventLog, Record, TopicPartition
 from arena_runtime.host.catchup import CatchUp
 
-log = logging.getLogger(__name__)
+log = telemetry.get_logger(__name__)
 
-Handler = Callable[[list[Record]], Awaitable[None]]
+T = TypeVar("T")
 
 #: Upper bound on how long a stop request waits for the poll in flight.
 POLL_TIMEOUT_MS = 250
 
 
-async def ignore(records: list[Record]) -> None:
+async def ignore(item: Any, record: Record) -> None:
     """The handler of a service that consumes its topics but has nothing to do with them yet."""
 
 
-class ConsumeWorker:
-    """Consumes topics as a member of a group and commits after each handled batch.
+class ConsumeWorker(Generic[T]):
+    """One member of a consumer group, feeding decoded records to a handler.
 
-    Committing only after the handler returns gives at-least-once delivery; the stream rules
-    (sequence numbers, idempotent commands) make the redelivery after a crash harmless.
+    Offsets are committed after the records are handled (at least once); the stream rules
+    (sequence numbers, idempotent commands) make a redelivery after a crash harmless.
     """
 
     def __init__(
@@ -33,17 +41,24 @@ class ConsumeWorker:
         log: EventLog,
         group: str,
         topics: Sequence[str],
-        handler: Handler = ignore,
+        decode: Callable[[bytes], T],
+        handler: Handler[T] = ignore,
         name: str | None = None,
     ) -> None:
         self.name = name or f"consume:{group}"
         self.group = group
         self.topics = list(topics)
-        self._log = log
-        self._handler = handler
-        self._consumer = log.consumer(group, self.topics)
-        self._stopping = asyncio.Event()
         self.catch_up = CatchUp()
+        self._log = log
+        self._consumer = _CommitWatcher(log.consumer(group, self.topics), self.catch_up)
+        self._loop = ConsumerLoop(
+            self._consumer,
+            group=group,
+            decode=decode,
+            handler=handler,
+            poll_timeout_ms=POLL_TIMEOUT_MS,
+        )
+        self._stopping = asyncio.Event()
 
     async def start(self) -> None:
         await self.catch_up.snapshot(self._log, self.topics)
@@ -52,22 +67,12 @@ class ConsumeWorker:
     async def run(self) -> None:
         try:
             while not self._stopping.is_set():
-                records = await self._consumer.poll(timeout_ms=POLL_TIMEOUT_MS)
+                await self._loop.run_once()
                 await self.catch_up.observe_assignment(self._consumer)
-                if not records:
-                    continue
-                await self._handler(records)
-                offsets = _next_offsets(records)
-                await self._consumer.commit(offsets)
-                self.catch_up.advance(offsets)
         finally:
             await self._consumer.stop()
-            positions = self.catch_up.positions
             log.info(
-                "%s stopped; committed up to %d record(s) over %d partition(s)",
-                self.name,
-                sum(positions.values()),
-                len(positions),
+                "worker stopped", worker=self.name, committed=_describe(self.catch_up.positions)
             )
 
     def request_stop(self) -> None:
@@ -77,8 +82,61 @@ class ConsumeWorker:
         return self.catch_up.ready()
 
 
-def _next_offsets(records: list[Record]) -> dict[TopicPartition, int]:
-    offsets: dict[TopicPartition, int] = {}
-    for record in records:
-        offsets[TopicPartition(record.topic, record.partition)] = record.offset + 1
-    return offsets
+def command_worker(
+    log: EventLog, service: str, topics: Sequence[str], handler: Handler[Command] = ignore
+) -> ConsumeWorker[Command]:
+    """The service's member of its command group (named after the service)."""
+    return ConsumeWorker(
+        log, service, topics, CODEC.decode_command, handler, name=f"{service}:commands"
+    )
+
+
+def event_worker(
+    log: EventLog, service: str, topics: Sequence[str], handler: Handler[Event] = ignore
+) -> ConsumeWorker[Event]:
+    """The service's member of its event group, ``<service>.events``.
+
+    A group of its own, apart from the commands, so each group's members share one subscription.
+    """
+    return ConsumeWorker(
+        log, f"{service}.events", topics, CODEC.decode_event, handler, name=f"{service}:events"
+    )
+
+
+class _CommitWatcher(Consumer):
+    """A consumer that reports every successful commit to a CatchUp."""
+
+    def __init__(self, inner: Consumer, catch_up: CatchUp) -> None:
+        self._inner = inner
+        self._catch_up = catch_up
+
+    async def start(self) -> None:
+        await self._inner.start()
+
+    async def stop(self) -> None:
+        await self._inner.stop()
+
+    async def poll(self, timeout_ms: int = 1000, max_records: int = 500) -> list[Record]:
+        return await self._inner.poll(timeout_ms, max_records)
+
+    async def commit(self, offsets: Mapping[TopicPartition, int] | None = None) -> None:
+        await self._inner.commit(offsets)
+        if offsets is not None:
+            self._catch_up.advance(offsets)
+
+    async def committed(self, tp: TopicPartition) -> int | None:
+        return await self._inner.committed(tp)
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        return self._inner.assignment()
+
+    async def seek(self, tp: TopicPartition, offset: int) -> None:
+        await self._inner.seek(tp, offset)
+
+
+def _describe(positions: Mapping[TopicPartition, int]) -> str:
+    moved = {tp: offset for tp, offset in positions.items() if offset}
+    if not moved:
+        return "0 everywhere"
+    ordered = sorted(moved.items(), key=lambda item: (item[0].topic, item[0].partition))
+    return ", ".join(f"{tp.topic}/{tp.partition}={offset}" for tp, offset in ordered)

@@ -14,6 +14,8 @@ from typing import Any
 
 import uvicorn
 
+from arena_runtime import metrics
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -21,7 +23,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 JSON = b"application/json"
-PROMETHEUS = b"text/plain; version=0.0.4; charset=utf-8"
+PROMETHEUS = metrics.CONTENT_TYPE.encode()
 
 
 class HealthApp:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from prometheus_client import REGISTRY, generate_latest
+from prometheus_client import REGISTRY
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -40,7 +40,3 @@ class ServiceCollector(Collector):
 
     def close(self) -> None:
         REGISTRY.unregister(self)
-
-
-def exposition() -> bytes:
-    return generate_latest(REGISTRY)

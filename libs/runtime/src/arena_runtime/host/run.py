@@ -8,18 +8,18 @@ each worker finishing its batch and committing, and only then the HTTP server an
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 
+from arena_runtime import metrics, telemetry
 from arena_runtime.config import ConfigError, Settings, load_settings
 from arena_runtime.host.http import HealthApp, bind, make_server
-from arena_runtime.host.metrics import ServiceCollector, exposition
+from arena_runtime.host.metrics import ServiceCollector
 from arena_runtime.host.runtime import Runtime, open_runtime
 from arena_runtime.host.service import Service
 
-log = logging.getLogger(__name__)
+log = telemetry.get_logger(__name__)
 
 ServiceBuilder = Callable[[Runtime], Awaitable[Service]]
 
@@ -32,11 +32,24 @@ def run(builders: Sequence[ServiceBuilder], process_name: str) -> int:
     """The body of `arena serve` and of each single-service command; returns the exit code."""
     try:
         settings = load_settings()
-        _configure_logging(settings)
+    except ConfigError as exc:
+        return _bad_configuration(process_name, exc)
+    if "service_name" not in settings.model_fields_set:
+        # Traces of `arena match` say arena-match unless ARENA_SERVICE_NAME says otherwise.
+        name = "arena" if process_name == "serve" else f"arena-{process_name}"
+        settings = settings.model_copy(update={"service_name": name})
+    telemetry.configure_telemetry(settings)
+    try:
         return asyncio.run(serve(settings, builders, process_name))
     except ConfigError as exc:
-        print(f"arena {process_name}: bad configuration: {exc}", file=sys.stderr)
-        return EXIT_BAD_CONFIG
+        return _bad_configuration(process_name, exc)
+    finally:
+        telemetry.shutdown_tracing()
+
+
+def _bad_configuration(process_name: str, exc: ConfigError) -> int:
+    print(f"arena {process_name}: bad configuration: {exc}", file=sys.stderr)
+    return EXIT_BAD_CONFIG
 
 
 async def serve(
@@ -69,7 +82,7 @@ async def _serve(
         apps = [s.http_app for s in services if s.http_app is not None]
         app = HealthApp(
             readiness=lambda: {s.name: s.ready() for s in services},
-            metrics=exposition,
+            metrics=metrics.exposition,
             inner=apps[0] if apps else None,
         )
         server = make_server(app, sock)
@@ -83,7 +96,7 @@ async def _serve(
                 started.append(service)
             host, port = sock.getsockname()[:2]
             names = ", ".join(s.name for s in services)
-            log.info("%s serving %s on http://%s:%s", process_name, names, host, port)
+            log.info("serving", process=process_name, services=names, url=f"http://{host}:{port}")
             exit_code = await _until_stopped(stop, server_task, started)
         finally:
             await asyncio.gather(*(service.stop() for service in started))
@@ -91,7 +104,7 @@ async def _serve(
             server.should_exit = True
             await asyncio.gather(server_task, return_exceptions=True)
             sock.close()
-    log.info("%s stopped (exit code %d)", process_name, exit_code)
+    log.info("stopped", process=process_name, exit_code=exit_code)
     return exit_code
 
 
@@ -114,11 +127,3 @@ async def _until_stopped(
     error = next(t for t in failures if t in done).result()
     log.error("a worker failed: stopping", exc_info=error)
     return EXIT_FAILED
-
-
-def _configure_logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )

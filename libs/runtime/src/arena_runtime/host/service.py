@@ -8,11 +8,12 @@ takes traffic once its view of the world is current.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-log = logging.getLogger(__name__)
+from arena_runtime import telemetry
+
+log = telemetry.get_logger(__name__)
 
 #: How long stop() waits for a worker to finish its batch and commit before cancelling it.
 STOP_GRACE_SECONDS = 10.0
@@ -62,7 +63,7 @@ class Service:
             for worker in self.workers
         ]
         self._started = True
-        log.info("service %s started with %d worker(s)", self.name, len(self.workers))
+        log.info("service started", service=self.name, workers=[w.name for w in self.workers])
 
     async def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
         """Let every worker finish its batch and commit; cancel those that overstay the grace."""
@@ -72,13 +73,17 @@ class Service:
         if self._tasks:
             done, pending = await asyncio.wait(self._tasks, timeout=grace)
             for task in pending:
-                log.warning("worker %s did not stop within %.0f s", task.get_name(), grace)
+                log.warning(
+                    "worker did not stop in time: cancelled", worker=task.get_name(), grace=grace
+                )
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
             for task in done:
                 if not task.cancelled() and task.exception() is not None:
-                    log.error("worker %s had failed", task.get_name(), exc_info=task.exception())
-        log.info("service %s stopped", self.name)
+                    log.error(
+                        "worker had failed", worker=task.get_name(), exc_info=task.exception()
+                    )
+        log.info("service stopped", service=self.name)
 
     def ready(self) -> bool:
         return self._started and all(worker.ready() for worker in self.workers)
