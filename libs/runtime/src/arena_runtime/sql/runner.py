@@ -28,7 +28,7 @@ from arena_runtime.metrics import MALFORMED_RECORDS
 from arena_runtime.sql.metadata import projection_offsets
 from arena_runtime.sql.projection import Projection, Skipped, check_projection
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 APPLIED = Counter(
     "arena_projection_records_applied", "Records applied by projections", ["projection"]
@@ -204,7 +204,7 @@ class ProjectionRunner:
         APPLIED.labels(self.name).inc(len(records) - len(skipped))
         for record, exc in skipped:
             MALFORMED_RECORDS.labels(tp.topic, self.group, exc.reason).inc()
-            log.warning(
+            logger.warning(
                 "projection %s skipped malformed record %s/%d@%d: %s",
                 self.name,
                 record.topic,
