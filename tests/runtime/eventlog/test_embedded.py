@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
+import sys
 import time
 from pathlib import Path
 
@@ -140,3 +142,50 @@ async def test_topic_prefix_is_invisible_to_readers(tmp_path: Path) -> None:
         assert record.topic == "t"
     with sqlite3.connect(tmp_path / "events.db") as conn:
         assert conn.execute("SELECT name FROM topics").fetchall() == [("p.t",)]
+
+
+async def test_a_group_spans_processes_and_survives_a_member_killed(tmp_path: Path) -> None:
+    from tests.conftest import REPO_ROOT
+    from tests.runtime.eventlog import group_member
+
+    path = tmp_path / "e.db"
+    async with EmbeddedEventLog(
+        path,
+        session_timeout_ms=group_member.SESSION_TIMEOUT_MS,
+        heartbeat_interval_ms=group_member.HEARTBEAT_MS,
+    ) as log:
+        await log.create_topics([TopicSpec("t", partitions=4)])
+        ours = log.consumer("g", ["t"])
+        await ours.start()
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "tests.runtime.eventlog.group_member",
+            str(path),
+            "g",
+            "t",
+            cwd=REPO_ROOT,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        try:
+            theirs: set[int] = set()
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                await ours.poll(timeout_ms=50)
+                with contextlib.suppress(TimeoutError):
+                    line = await asyncio.wait_for(proc.stdout.readline(), 0.05)
+                    theirs = {int(p) for p in line.split()}
+                mine = {tp.partition for tp in ours.assignment()}
+                if len(mine) == len(theirs) == 2:
+                    break
+            assert len(mine) == len(theirs) == 2
+            assert mine.isdisjoint(theirs)
+        finally:
+            proc.kill()  # SIGKILL: the member never leaves
+            await proc.wait()
+        deadline = time.monotonic() + 20
+        while len(ours.assignment()) < 4 and time.monotonic() < deadline:
+            await ours.poll(timeout_ms=50)
+        assert len(ours.assignment()) == 4
+        await ours.stop()

@@ -394,9 +394,16 @@ class EmbeddedEventLog(EventLog):
         conn = self._checkpoint_conn
         assert conn is not None
 
+        wal = Path(f"{self.path}-wal")
+
         def checkpoint() -> None:
-            # PASSIVE: copy what no reader still needs, never block the writer or readers.
+            # PASSIVE copies what it can without blocking anyone. Under a writer that never
+            # pauses the WAL can then never start over, so past the size limit TRUNCATE makes
+            # the writer wait for a moment while the WAL is emptied.
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            with contextlib.suppress(OSError):
+                if wal.stat().st_size > _WAL_SIZE_LIMIT:
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
         done = asyncio.get_running_loop().run_in_executor(self._checkpoint_pool, checkpoint)
         self._checkpointing = done
