@@ -78,6 +78,16 @@ class Settings(BaseSettings):
     command_timeout_seconds: float = Field(
         10, gt=0, description="How long the gateway waits for a command's answer in the log."
     )
+    # -- match service (docs/online-play.md) -----------------------------------------------
+    match_reconnect_seconds: float = Field(
+        30, gt=0, le=3600, description="Reconnect window of a player who dropped out of a game."
+    )
+    match_ai_think_ms: int = Field(
+        700, ge=0, le=60_000, description="How long the server-side AI waits before it moves."
+    )
+    match_evict_seconds: float = Field(
+        120, ge=0, description="How long a finished match stays in the match service's memory."
+    )
 
     @field_validator("log_level", mode="before")
     @classmethod

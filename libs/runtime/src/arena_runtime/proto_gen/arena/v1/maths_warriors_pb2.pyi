@@ -540,12 +540,19 @@ class MatchCreated(_message.Message):
     PREVIEW_FIELD_NUMBER: _builtins.int
     MODE_FIELD_NUMBER: _builtins.int
     ROOM_CODE_FIELD_NUMBER: _builtins.int
+    RECONNECT_MS_FIELD_NUMBER: _builtins.int
+    AI_THINK_MS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game_seconds: _builtins.int
     move_seconds: _builtins.int
     preview: _builtins.bool
     mode: Global___MatchMode.ValueType
     room_code: _builtins.str
+    reconnect_ms: _builtins.int
+    """The match service's settings this match is played with, so a re-run decides the same way:
+    the reconnect window (ms) and the AI's think time (ms).
+    """
+    ai_think_ms: _builtins.int
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchSeat]: ...
     @_builtins.property
@@ -563,10 +570,12 @@ class MatchCreated(_message.Message):
         preview: _builtins.bool = ...,
         mode: Global___MatchMode.ValueType = ...,
         room_code: _builtins.str = ...,
+        reconnect_ms: _builtins.int = ...,
+        ai_think_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["ruleset", b"ruleset"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_seconds", b"game_seconds", "match_id", b"match_id", "mode", b"mode", "move_seconds", b"move_seconds", "preview", b"preview", "room_code", b"room_code", "ruleset", b"ruleset", "seats", b"seats"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_think_ms", b"ai_think_ms", "game_seconds", b"game_seconds", "match_id", b"match_id", "mode", b"mode", "move_seconds", b"move_seconds", "preview", b"preview", "reconnect_ms", b"reconnect_ms", "room_code", b"room_code", "ruleset", b"ruleset", "seats", b"seats"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
