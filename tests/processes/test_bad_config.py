@@ -58,6 +58,7 @@ def test_unusable_data_dir_names_the_data_dir_variable(tmp_path: Path) -> None:
     [
         ("ARENA_KAFKA_BOOTSTRAP", "127.0.0.1:{port}"),
         ("ARENA_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:{port}/arena"),
+        ("ARENA_REDIS_URL", "redis://127.0.0.1:{port}/0"),
     ],
 )
 def test_unreachable_server_names_its_variable(tmp_path: Path, variable: str, value: str) -> None:

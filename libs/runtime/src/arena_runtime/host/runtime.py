@@ -1,5 +1,5 @@
 """What the host opens once and hands to every service it runs: the event log, the projection
-database and (when wired in) the cache. In `arena serve` the four services share one of each.
+database and the cache. In `arena serve` the services share one of each.
 
 Anything that cannot be opened is reported as a ConfigError naming the variable that points at it,
 so a wrong address fails start-up with that name instead of a stack trace.
@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from arena_runtime.cache import Cache
+from arena_runtime.cache.factory import open_cache
 from arena_runtime.config import ConfigError, Settings
 from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.factory import open_event_log
@@ -29,6 +31,8 @@ class Runtime:
     log: EventLog
     #: The projection database, migrated to the newest schema.
     db: AsyncEngine
+    #: Rate limits, presence, fan-out: Redis or in-process.
+    cache: Cache
 
 
 @asynccontextmanager
@@ -51,7 +55,14 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             raise ConfigError(variable, f"cannot open the database: {exc}") from exc
         stack.push_async_callback(db.dispose)
 
-        yield Runtime(settings=settings, log=event_log, db=db)
+        cache = open_cache(settings)
+        try:
+            await cache.start()
+        except Exception as exc:
+            raise ConfigError("ARENA_REDIS_URL", f"cannot open the cache: {exc}") from exc
+        stack.push_async_callback(cache.close)
+
+        yield Runtime(settings=settings, log=event_log, db=db, cache=cache)
 
 
 def _make_data_dir(settings: Settings) -> None:
