@@ -207,25 +207,23 @@ class StreamRunner(Generic[S]):
             f"{command.type} handle", attributes={"arena.stream": command.stream}
         ):
             async with self._lock(partition):
+                ours: set[str] = set()  # first event id of each batch this call appended
                 for _ in range(self.max_attempts):
                     await self._catch_up(partition)
                     view = self._view(command.stream)
                     answered = view.answers.get(command.command_id)
                     if answered is not None:
-                        metrics.COMMANDS.labels(self.topic, "repeated").inc()
-                        return replace(answered, repeated=True)
+                        return self._answered(answered, ours)
                     events = self._events_for(view, command)
                     if not events:
                         metrics.COMMANDS.labels(self.topic, "accepted").inc()
                         return Answer(command.command_id, command.stream)
+                    ours.add(events[0].event_id)
                     until = await self._append(partition, events)
                     await self._catch_up(partition, until)
                     answered = view.answers.get(command.command_id)
                     if answered is not None:
-                        ours = answered.events[0].event_id == events[0].event_id
-                        outcome = "accepted" if answered.accepted else "rejected"
-                        metrics.COMMANDS.labels(self.topic, outcome if ours else "repeated").inc()
-                        return answered if ours else replace(answered, repeated=True)
+                        return self._answered(answered, ours)
                     # Another command's events took our sequence numbers: decide again.
                     metrics.COMMANDS.labels(self.topic, "retried").inc()
         raise StreamConflictError(
@@ -233,6 +231,13 @@ class StreamRunner(Generic[S]):
         )
 
     # -- internals ------------------------------------------------------------------------
+
+    def _answered(self, answer: Answer, ours: set[str]) -> Answer:
+        if answer.events and answer.events[0].event_id in ours:
+            metrics.COMMANDS.labels(self.topic, "accepted" if answer.accepted else "rejected").inc()
+            return answer
+        metrics.COMMANDS.labels(self.topic, "repeated").inc()
+        return replace(answer, repeated=True)
 
     def _lock(self, partition: int) -> asyncio.Lock:
         return self._locks.setdefault(partition, asyncio.Lock())
