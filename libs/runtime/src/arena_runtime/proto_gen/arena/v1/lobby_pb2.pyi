@@ -571,10 +571,13 @@ class RoomOpened(_message.Message):
     SETTINGS_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     WAITING_DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    CREATE_COMMAND_ID_FIELD_NUMBER: _builtins.int
     code: _builtins.str
     request_id: _builtins.str
     waiting_deadline_ms: _builtins.int
     """When the room closes if nobody joins."""
+    create_command_id: _builtins.str
+    """The CreateRoom this room answers (ends the request's pending count toward the room cap)."""
     @_builtins.property
     def host(self) -> Global___LobbyPlayer: ...
     @_builtins.property
@@ -589,10 +592,11 @@ class RoomOpened(_message.Message):
         settings: Global___RoomSettings | None = ...,
         request_id: _builtins.str = ...,
         waiting_deadline_ms: _builtins.int = ...,
+        create_command_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["host", b"host", "settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "host", b"host", "request_id", b"request_id", "settings", b"settings", "waiting_deadline_ms", b"waiting_deadline_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "create_command_id", b"create_command_id", "host", b"host", "request_id", b"request_id", "settings", b"settings", "waiting_deadline_ms", b"waiting_deadline_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
