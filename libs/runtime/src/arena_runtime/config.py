@@ -88,6 +88,16 @@ class Settings(BaseSettings):
     match_evict_seconds: float = Field(
         120, ge=0, description="How long a finished match stays in the match service's memory."
     )
+    # -- matchmaking service (docs/online-play.md) -----------------------------------------
+    room_cap: int = Field(
+        10_000, ge=1, description="Most rooms open at once (waiting, playing or finished)."
+    )
+    room_waiting_seconds: float = Field(
+        300, gt=0, description="How long a room waits for its second player before it closes."
+    )
+    room_idle_seconds: float = Field(
+        120, gt=0, description="How long a finished room with nobody connected stays open."
+    )
 
     @field_validator("log_level", mode="before")
     @classmethod
