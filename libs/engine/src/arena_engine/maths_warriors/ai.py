@@ -14,7 +14,8 @@ How the levels play (the old client's levels, made precise):
 * ``impossible`` always plays its best move, found by simulation: its eight most promising moves
   (by the same evaluation) are each played out 24 times to the end of the game, with sampled
   rerolls and a fast greedy policy for both sides, switching to an exact calculation once three
-  dice or fewer are left; the move with the most wins is played.
+  dice or fewer are left; the move with the most wins is played. All candidates are simulated
+  with the same seeds (common random numbers), so the comparison is not drowned in dice noise.
 
 The evaluation favours, in this order: having more dice than the opponent; the opponent having
 few dice that can still capture ours by Strength; high values on our dice (strong Strength attacks,
@@ -256,41 +257,38 @@ def endgame_win_chance(
 
 
 ROLLOUTS = 24
+FAST_GAIN = 0.5
 ROLLOUT_PLIES = 40
 
 
 def _fast_capture(
     own: Dice, theirs: Dice, strict_last: bool, mind_ok: bool
 ) -> tuple[Die, tuple[Die, ...]] | None:
-    """The rollout policy: take the highest die that the cheapest Strength or pair/triple Mind
-    attack reaches, spending the dice that show least against their expectation."""
-    mine = sorted(
-        (d for d in DICE if own[d.position] is not None), key=lambda d: own[d.position] or 0
-    )
-    targets = sorted(
-        (d for d in DICE if theirs[d.position] is not None),
-        key=lambda d: theirs[d.position] or 0,
-        reverse=True,
-    )
+    """The rollout policy: a cheap stand-in for the evaluation. Prefer removing high dice and
+    spending dice that show less than their mean; Mind by pairs and triples only."""
+    mine = [d for d in DICE if own[d.position] is not None]
+    targets = [d for d in DICE if theirs[d.position] is not None]
     strict = strict_last and len(targets) == 1
+    best: tuple[float, Die, tuple[Die, ...]] | None = None
+    gains = {d: _expected(d) - (own[d.position] or 0) for d in mine}
+    combos = [c for size in (2, 3) for c in itertools.combinations(mine, size)]
     for target in targets:
         tv = theirs[target.position] or 0
         for attacker in mine:
             if strength_allows(own[attacker.position] or 0, tv, strict):
-                return target, (attacker,)
+                score = tv + FAST_GAIN * gains[attacker]
+                if best is None or score > best[0]:
+                    best = (score, target, (attacker,))
         if not mind_ok and strict:
             continue
-        for size in (2, 3):
-            best: tuple[float, tuple[Die, ...]] | None = None
-            for combo in itertools.combinations(mine, size):
-                values = tuple(sorted(own[d.position] or 0 for d in combo))
-                if find(values, tv) is not None:
-                    gain = sum(_expected(d) - (own[d.position] or 0) for d in combo)
-                    if best is None or gain > best[0]:
-                        best = (gain, combo)
-            if best is not None:
-                return target, best[1]
-    return None
+        for combo in combos:
+            score = tv + FAST_GAIN * sum(gains[d] for d in combo)
+            if best is not None and score <= best[0]:
+                continue
+            values = tuple(sorted(own[d.position] or 0 for d in combo))
+            if find(values, tv) is not None:
+                best = (score, target, combo)
+    return None if best is None else (best[1], best[2])
 
 
 def _rollout(state: GameState, own: Dice, theirs: Dice, me: int, roller: Roller) -> float:
@@ -330,16 +328,19 @@ def _rollout(state: GameState, own: Dice, theirs: Dice, me: int, roller: Roller)
     return 0.5
 
 
-def _rollout_value(state: GameState, cand: Candidate, roller: Roller) -> float:
+def _rollout_value(state: GameState, cand: Candidate, seeds: Sequence[int]) -> float:
+    """Share of simulated games won after ``cand``. Every candidate is simulated with the same
+    seeds (common random numbers), so their differences are not drowned in dice noise."""
     mover = state.to_move
     if count_active(state.dice(other(mover))) == 1:
         return WIN
     total = 0.0
-    for _ in range(ROLLOUTS):
+    for seed in seeds:
+        roller = Roller(seed)
         rolls = {d: roller.roll(d.sides) for d in cand.used}
         own, theirs = _after(state, cand, rolls)
         total += _rollout(state, own, theirs, mover, roller)
-    return total / ROLLOUTS
+    return total / len(seeds)
 
 
 def _best(state: GameState, moves: list[Candidate], level: Level, roller: Roller) -> Candidate:
@@ -347,7 +348,8 @@ def _best(state: GameState, moves: list[Candidate], level: Level, roller: Roller
     if level is not Level.IMPOSSIBLE:
         return ranked[0]
     shortlist = ranked[:LOOKAHEAD_MOVES]
-    return max(shortlist, key=lambda c: _rollout_value(state, c, roller))
+    seeds = [roller.next64() for _ in range(ROLLOUTS)]
+    return max(shortlist, key=lambda c: _rollout_value(state, c, seeds))
 
 
 def choose_move(state: GameState, level: Level | str, seed: int) -> Move:
