@@ -9,9 +9,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from arena_runtime.config import load_settings
 from arena_runtime.eventlog import OutgoingRecord, Record, TopicPartition, TopicSpec
 from arena_runtime.eventlog.embedded import EmbeddedEventLog
-from arena_runtime.host import ConsumeWorker, Service
+from arena_runtime.host import EXIT_FAILED, ConsumeWorker, Runtime, Service, serve
 from arena_runtime.host.http import HealthApp
 
 TOPIC = "arena.test.commands"
@@ -158,3 +159,29 @@ async def test_health_app_reports_each_service() -> None:
         assert metrics.text == "arena_up 1\n"
         assert metrics.headers["content-type"].startswith("text/plain")
         assert (await client.get("/elsewhere")).status_code == 404
+
+
+class DyingWorker:
+    name = "dying"
+
+    async def start(self) -> None:
+        pass
+
+    async def run(self) -> None:
+        raise RuntimeError("lost the database")
+
+    def request_stop(self) -> None:
+        pass
+
+    def ready(self) -> bool:
+        return False
+
+
+async def test_host_exits_with_failure_when_a_worker_dies(tmp_path: Path) -> None:
+    settings = load_settings({"ARENA_DATA_DIR": str(tmp_path / "var"), "ARENA_HTTP_PORT": "0"})
+
+    async def build(runtime: Runtime) -> Service:
+        return Service("doomed", [DyingWorker()])
+
+    async with asyncio.timeout(60):
+        assert await serve(settings, [build]) == EXIT_FAILED
