@@ -25,15 +25,15 @@ _sym_db = _symbol_database.Default()
 from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as arena_dot_v1_dot_maths__warriors__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61rena/v1/lobby.proto\x12\x08\x61rena.v1\x1a\x1d\x61rena/v1/maths_warriors.proto\"6\n\x0bLobbyPlayer\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\"\xc3\x01\n\x0cRoomSettings\x12\x19\n\x0cgame_seconds\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x19\n\x0cmove_seconds\x18\x02 \x01(\rH\x01\x88\x01\x01\x12\'\n\x07ruleset\x18\x03 \x01(\x0b\x32\x16.arena.v1.MatchRuleset\x12\x0f\n\x07preview\x18\x04 \x01(\x08\x12!\n\x04mode\x18\x05 \x01(\x0e\x32\x13.arena.v1.MatchModeB\x0f\n\r_game_secondsB\x0f\n\r_move_seconds\"o\n\nCreateRoom\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12#\n\x04host\x18\x02 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\x12(\n\x08settings\x18\x03 \x01(\x0b\x32\x16.arena.v1.RoomSettings\";\n\rRetryRoomCode\x12\x19\n\x11\x63reate_command_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\r\"\x99\x01\n\x08OpenRoom\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12#\n\x04host\x18\x02 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\x12(\n\x08settings\x18\x03 \x01(\x0b\x32\x16.arena.v1.RoomSettings\x12\x19\n\x11\x63reate_command_id\x18\x04 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x05 \x01(\r\"1\n\x08JoinRoom\x12%\n\x06player\x18\x01 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\"\x1e\n\tLeaveRoom\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"4\n\x0cRoomPresence\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tconnected\x18\x02 \x01(\x08\"\\\n\x0eRoomMatchEnded\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06winner\x18\x02 \x01(\r\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x18\n\x10winner_player_id\x18\x04 \x01(\t\"#\n\x0eRematchRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"\"\n\rRematchAccept\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"#\n\x0eRematchDecline\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"G\n\tRoomTimer\x12%\n\x04kind\x18\x01 \x01(\x0e\x32\x17.arena.v1.RoomTimerKind\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x02 \x01(\x03\"a\n\x07\x45nqueue\x12%\n\x06player\x18\x01 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\x12\x0c\n\x04game\x18\x02 \x01(\t\x12!\n\x04mode\x18\x03 \x01(\x0e\x32\x13.arena.v1.MatchMode\"\x1c\n\x07\x44\x65queue\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"\x8f\x01\n\x06PlayAi\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12%\n\x06player\x18\x02 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\x12 \n\x05level\x18\x03 \x01(\x0e\x32\x11.arena.v1.AiLevel\x12(\n\x08settings\x18\x04 \x01(\x0b\x32\x16.arena.v1.RoomSettings\"\xac\x01\n\rRoomRequested\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x19\n\x11\x63reate_command_id\x18\x02 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x03 \x01(\r\x12\x0c\n\x04\x63ode\x18\x04 \x01(\t\x12#\n\x04host\x18\x05 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\x12(\n\x08settings\x18\x06 \x01(\x0b\x32\x16.arena.v1.RoomSettings\"R\n\x11RoomRequestFailed\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x19\n\x11\x63reate_command_id\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\xb5\x01\n\nRoomOpened\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12#\n\x04host\x18\x02 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\x12(\n\x08settings\x18\x03 \x01(\x0b\x32\x16.arena.v1.RoomSettings\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12\x1b\n\x13waiting_deadline_ms\x18\x05 \x01(\x03\x12\x19\n\x11\x63reate_command_id\x18\x06 \x01(\t\"3\n\nRoomJoined\x12%\n\x06player\x18\x01 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\"Z\n\x10RoomMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12$\n\x05seats\x18\x02 \x03(\x0b\x32\x15.arena.v1.LobbyPlayer\x12\x0e\n\x06number\x18\x03 \x01(\r\"_\n\x11RoomMatchFinished\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06winner\x18\x02 \x01(\r\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x18\n\x10winner_player_id\x18\x04 \x01(\t\";\n\x13RoomPresenceChanged\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tconnected\x18\x02 \x01(\x08\"\x1f\n\x08RoomIdle\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x01 \x01(\x03\"%\n\x10RematchRequested\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"$\n\x0fRematchAccepted\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"$\n\x0fRematchDeclined\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"\x1c\n\nRoomClosed\x12\x0e\n\x06reason\x18\x01 \x01(\t\"5\n\x0cPlayerQueued\x12%\n\x06player\x18\x01 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\"#\n\x0ePlayerDequeued\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"I\n\rPlayersPaired\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12&\n\x07players\x18\x02 \x03(\x0b\x32\x15.arena.v1.LobbyPlayer\"\xab\x01\n\x10\x41iMatchRequested\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12%\n\x06player\x18\x03 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\x12 \n\x05level\x18\x04 \x01(\x0e\x32\x11.arena.v1.AiLevel\x12(\n\x08settings\x18\x05 \x01(\x0b\x32\x16.arena.v1.RoomSettings*g\n\rRoomTimerKind\x12\x1f\n\x1bROOM_TIMER_KIND_UNSPECIFIED\x10\x00\x12\x1b\n\x17ROOM_TIMER_KIND_WAITING\x10\x01\x12\x18\n\x14ROOM_TIMER_KIND_IDLE\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61rena/v1/lobby.proto\x12\x08\x61rena.v1\x1a\x1d\x61rena/v1/maths_warriors.proto\"6\n\x0bLobbyPlayer\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\"\xc3\x01\n\x0cRoomSettings\x12\x19\n\x0cgame_seconds\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x19\n\x0cmove_seconds\x18\x02 \x01(\rH\x01\x88\x01\x01\x12\'\n\x07ruleset\x18\x03 \x01(\x0b\x32\x16.arena.v1.MatchRuleset\x12\x0f\n\x07preview\x18\x04 \x01(\x08\x12!\n\x04mode\x18\x05 \x01(\x0e\x32\x13.arena.v1.MatchModeB\x0f\n\r_game_secondsB\x0f\n\r_move_seconds\"o\n\nCreateRoom\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12#\n\x04host\x18\x02 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\x12(\n\x08settings\x18\x03 \x01(\x0b\x32\x16.arena.v1.RoomSettings\";\n\rRetryRoomCode\x12\x19\n\x11\x63reate_command_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\r\"\x99\x01\n\x08OpenRoom\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12#\n\x04host\x18\x02 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\x12(\n\x08settings\x18\x03 \x01(\x0b\x32\x16.arena.v1.RoomSettings\x12\x19\n\x11\x63reate_command_id\x18\x04 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x05 \x01(\r\"1\n\x08JoinRoom\x12%\n\x06player\x18\x01 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\"\x1e\n\tLeaveRoom\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"4\n\x0cRoomPresence\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tconnected\x18\x02 \x01(\x08\"\\\n\x0eRoomMatchEnded\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06winner\x18\x02 \x01(\r\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x18\n\x10winner_player_id\x18\x04 \x01(\t\"#\n\x0eRematchRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"\"\n\rRematchAccept\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"#\n\x0eRematchDecline\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"G\n\tRoomTimer\x12%\n\x04kind\x18\x01 \x01(\x0e\x32\x17.arena.v1.RoomTimerKind\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x02 \x01(\x03\"a\n\x07\x45nqueue\x12%\n\x06player\x18\x01 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\x12\x0c\n\x04game\x18\x02 \x01(\t\x12!\n\x04mode\x18\x03 \x01(\x0e\x32\x13.arena.v1.MatchMode\"\x1c\n\x07\x44\x65queue\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"\x8f\x01\n\x06PlayAi\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12%\n\x06player\x18\x02 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\x12 \n\x05level\x18\x03 \x01(\x0e\x32\x11.arena.v1.AiLevel\x12(\n\x08settings\x18\x04 \x01(\x0b\x32\x16.arena.v1.RoomSettings\"\xac\x01\n\rRoomRequested\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x19\n\x11\x63reate_command_id\x18\x02 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x03 \x01(\r\x12\x0c\n\x04\x63ode\x18\x04 \x01(\t\x12#\n\x04host\x18\x05 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\x12(\n\x08settings\x18\x06 \x01(\x0b\x32\x16.arena.v1.RoomSettings\"R\n\x11RoomRequestFailed\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x19\n\x11\x63reate_command_id\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\xb5\x01\n\nRoomOpened\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12#\n\x04host\x18\x02 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\x12(\n\x08settings\x18\x03 \x01(\x0b\x32\x16.arena.v1.RoomSettings\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12\x1b\n\x13waiting_deadline_ms\x18\x05 \x01(\x03\x12\x19\n\x11\x63reate_command_id\x18\x06 \x01(\t\"3\n\nRoomJoined\x12%\n\x06player\x18\x01 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\"\x92\x01\n\x10RoomMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12$\n\x05seats\x18\x02 \x03(\x0b\x32\x15.arena.v1.LobbyPlayer\x12\x0e\n\x06number\x18\x03 \x01(\r\x12(\n\x08settings\x18\x04 \x01(\x0b\x32\x16.arena.v1.RoomSettings\x12\x0c\n\x04\x63ode\x18\x05 \x01(\t\"_\n\x11RoomMatchFinished\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06winner\x18\x02 \x01(\r\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x18\n\x10winner_player_id\x18\x04 \x01(\t\";\n\x13RoomPresenceChanged\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tconnected\x18\x02 \x01(\x08\"\x1f\n\x08RoomIdle\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x01 \x01(\x03\"%\n\x10RematchRequested\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"$\n\x0fRematchAccepted\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"$\n\x0fRematchDeclined\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"\x1c\n\nRoomClosed\x12\x0e\n\x06reason\x18\x01 \x01(\t\"5\n\x0cPlayerQueued\x12%\n\x06player\x18\x01 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\"#\n\x0ePlayerDequeued\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"I\n\rPlayersPaired\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12&\n\x07players\x18\x02 \x03(\x0b\x32\x15.arena.v1.LobbyPlayer\"\xab\x01\n\x10\x41iMatchRequested\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12%\n\x06player\x18\x03 \x01(\x0b\x32\x15.arena.v1.LobbyPlayer\x12 \n\x05level\x18\x04 \x01(\x0e\x32\x11.arena.v1.AiLevel\x12(\n\x08settings\x18\x05 \x01(\x0b\x32\x16.arena.v1.RoomSettings*g\n\rRoomTimerKind\x12\x1f\n\x1bROOM_TIMER_KIND_UNSPECIFIED\x10\x00\x12\x1b\n\x17ROOM_TIMER_KIND_WAITING\x10\x01\x12\x18\n\x14ROOM_TIMER_KIND_IDLE\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.v1.lobby_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ROOMTIMERKIND']._serialized_start=2603
-  _globals['_ROOMTIMERKIND']._serialized_end=2706
+  _globals['_ROOMTIMERKIND']._serialized_start=2660
+  _globals['_ROOMTIMERKIND']._serialized_end=2763
   _globals['_LOBBYPLAYER']._serialized_start=65
   _globals['_LOBBYPLAYER']._serialized_end=119
   _globals['_ROOMSETTINGS']._serialized_start=122
@@ -74,28 +74,28 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ROOMOPENED']._serialized_end=1779
   _globals['_ROOMJOINED']._serialized_start=1781
   _globals['_ROOMJOINED']._serialized_end=1832
-  _globals['_ROOMMATCHSTARTED']._serialized_start=1834
-  _globals['_ROOMMATCHSTARTED']._serialized_end=1924
-  _globals['_ROOMMATCHFINISHED']._serialized_start=1926
-  _globals['_ROOMMATCHFINISHED']._serialized_end=2021
-  _globals['_ROOMPRESENCECHANGED']._serialized_start=2023
-  _globals['_ROOMPRESENCECHANGED']._serialized_end=2082
-  _globals['_ROOMIDLE']._serialized_start=2084
-  _globals['_ROOMIDLE']._serialized_end=2115
-  _globals['_REMATCHREQUESTED']._serialized_start=2117
-  _globals['_REMATCHREQUESTED']._serialized_end=2154
-  _globals['_REMATCHACCEPTED']._serialized_start=2156
-  _globals['_REMATCHACCEPTED']._serialized_end=2192
-  _globals['_REMATCHDECLINED']._serialized_start=2194
-  _globals['_REMATCHDECLINED']._serialized_end=2230
-  _globals['_ROOMCLOSED']._serialized_start=2232
-  _globals['_ROOMCLOSED']._serialized_end=2260
-  _globals['_PLAYERQUEUED']._serialized_start=2262
-  _globals['_PLAYERQUEUED']._serialized_end=2315
-  _globals['_PLAYERDEQUEUED']._serialized_start=2317
-  _globals['_PLAYERDEQUEUED']._serialized_end=2352
-  _globals['_PLAYERSPAIRED']._serialized_start=2354
-  _globals['_PLAYERSPAIRED']._serialized_end=2427
-  _globals['_AIMATCHREQUESTED']._serialized_start=2430
-  _globals['_AIMATCHREQUESTED']._serialized_end=2601
+  _globals['_ROOMMATCHSTARTED']._serialized_start=1835
+  _globals['_ROOMMATCHSTARTED']._serialized_end=1981
+  _globals['_ROOMMATCHFINISHED']._serialized_start=1983
+  _globals['_ROOMMATCHFINISHED']._serialized_end=2078
+  _globals['_ROOMPRESENCECHANGED']._serialized_start=2080
+  _globals['_ROOMPRESENCECHANGED']._serialized_end=2139
+  _globals['_ROOMIDLE']._serialized_start=2141
+  _globals['_ROOMIDLE']._serialized_end=2172
+  _globals['_REMATCHREQUESTED']._serialized_start=2174
+  _globals['_REMATCHREQUESTED']._serialized_end=2211
+  _globals['_REMATCHACCEPTED']._serialized_start=2213
+  _globals['_REMATCHACCEPTED']._serialized_end=2249
+  _globals['_REMATCHDECLINED']._serialized_start=2251
+  _globals['_REMATCHDECLINED']._serialized_end=2287
+  _globals['_ROOMCLOSED']._serialized_start=2289
+  _globals['_ROOMCLOSED']._serialized_end=2317
+  _globals['_PLAYERQUEUED']._serialized_start=2319
+  _globals['_PLAYERQUEUED']._serialized_end=2372
+  _globals['_PLAYERDEQUEUED']._serialized_start=2374
+  _globals['_PLAYERDEQUEUED']._serialized_end=2409
+  _globals['_PLAYERSPAIRED']._serialized_start=2411
+  _globals['_PLAYERSPAIRED']._serialized_end=2484
+  _globals['_AIMATCHREQUESTED']._serialized_start=2487
+  _globals['_AIMATCHREQUESTED']._serialized_end=2658
 # @@protoc_insertion_point(module_scope)

@@ -633,12 +633,19 @@ class RoomMatchStarted(_message.Message):
     MATCH_ID_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
     NUMBER_FIELD_NUMBER: _builtins.int
+    SETTINGS_FIELD_NUMBER: _builtins.int
+    CODE_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     number: _builtins.int
     """1 for the room's first match, 2 for the first rematch, …"""
+    code: _builtins.str
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___LobbyPlayer]:
         """Seat 1 first."""
+
+    @_builtins.property
+    def settings(self) -> Global___RoomSettings:
+        """The room's settings and code, so the CreateMatch can be sent again from this event alone."""
 
     def __init__(
         self,
@@ -646,10 +653,12 @@ class RoomMatchStarted(_message.Message):
         match_id: _builtins.str = ...,
         seats: _abc.Iterable[Global___LobbyPlayer] | None = ...,
         number: _builtins.int = ...,
+        settings: Global___RoomSettings | None = ...,
+        code: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "number", b"number", "seats", b"seats"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "match_id", b"match_id", "number", b"number", "seats", b"seats", "settings", b"settings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
