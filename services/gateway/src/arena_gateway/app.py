@@ -1,23 +1,105 @@
-"""The gateway's FastAPI app. Later issues add the HTTP API and the WebSocket protocol here."""
+"""The gateway's FastAPI app: guest sign-in, the caller's identity, and the WebSocket.
+
+Routes get what they need by dependency injection (FastAPI's ``Depends``): the gateway from the
+app's state, and the :class:`Principal` from the bearer token, so accounts (issue 5) only add a
+way to obtain a token.
+"""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from arena_runtime.host import Service
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI, HTTPException, Request, WebSocket, status
 from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel
+
+from arena_gateway.gateway import Gateway
+from arena_gateway.identity import Principal, PrincipalKind
+
+bearer = HTTPBearer(auto_error=False)
 
 
-def create_app(service: Service) -> FastAPI:
-    app = FastAPI(title="Arena gateway", version="0.1.0")
+class GuestSession(BaseModel):
+    """A new guest: keep the token, it is shown only once."""
 
-    @app.get("/healthz")
-    async def healthz() -> dict[str, str]:
-        return {"status": "alive"}
+    player_id: str
+    name: str
+    token: str
 
-    @app.get("/readyz")
+
+class Me(BaseModel):
+    player_id: str
+    name: str
+    kind: PrincipalKind
+
+
+class Health(BaseModel):
+    status: str
+
+
+class Readiness(BaseModel):
+    status: str
+    services: dict[str, bool]
+
+
+def get_gateway(request: Request) -> Gateway:
+    gateway: Gateway = request.app.state.gateway
+    return gateway
+
+
+async def get_principal(
+    gateway: Annotated[Gateway, Depends(get_gateway)],
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+) -> Principal:
+    """The caller, from ``Authorization: Bearer <token>``; 401 without a live session."""
+    principal = None
+    if credentials is not None:
+        principal = await gateway.sessions.resolve(credentials.credentials)
+    if principal is None:
+        raise HTTPException(
+            status_code=status.HTTP_401_UNAUTHORIZED,
+            detail="a valid bearer token is required",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return principal
+
+
+def create_app(service: Service, gateway: Gateway) -> FastAPI:
+    app = FastAPI(
+        title="Arena gateway",
+        version="0.1.0",
+        description="HTTP API of Arena. The game protocol is the WebSocket at /v1/ws "
+        "(docs/protocol.md, docs/asyncapi.yaml).",
+    )
+    app.state.gateway = gateway
+
+    @app.get("/healthz", tags=["probes"])
+    async def healthz() -> Health:
+        """The process is alive (the host answers this before the app)."""
+        return Health(status="alive")
+
+    @app.get("/readyz", tags=["probes"], responses={503: {"model": Readiness}})
     async def readyz() -> JSONResponse:
+        """Caught up with the log and reading every partition of the event topics."""
         ready = service.ready()
-        body = {"status": "ready" if ready else "catching up", "services": {service.name: ready}}
-        return JSONResponse(body, status_code=200 if ready else 503)
+        body = Readiness(status="ready" if ready else "catching up", services={service.name: ready})
+        return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
+
+    @app.post("/v1/guests", status_code=status.HTTP_201_CREATED, tags=["identity"])
+    async def create_guest(gateway: Annotated[Gateway, Depends(get_gateway)]) -> GuestSession:
+        """A new guest player with a ``Guest_XXXX`` name and a session token."""
+        principal, token = await gateway.sessions.new_guest()
+        return GuestSession(player_id=principal.player_id, name=principal.name, token=token)
+
+    @app.get("/v1/me", tags=["identity"])
+    async def me(principal: Annotated[Principal, Depends(get_principal)]) -> Me:
+        """Who the bearer token belongs to."""
+        return Me(player_id=principal.player_id, name=principal.name, kind=principal.kind)
+
+    @app.websocket("/v1/ws")
+    async def websocket(websocket: WebSocket) -> None:
+        await websocket.app.state.gateway.serve(websocket)
 
     return app

@@ -1,25 +1,34 @@
-"""The gateway service: the HTTP app clients talk to, and the events it will push back to them."""
+"""The gateway service: the HTTP/WebSocket app, the fan-out reader and the socket timers."""
 
 from __future__ import annotations
 
+import uuid
+
 from arena_runtime import topics
-from arena_runtime.host import Runtime, Service, Worker, command_worker, event_worker
+from arena_runtime.host import Runtime, Service
 
 from arena_gateway.app import create_app
+from arena_gateway.fanout import FanoutReader
+from arena_gateway.gateway import Gateway, PreviewRelay, Ticker
+from arena_gateway.hub import Hub
 
 NAME = "gateway"
-COMMANDS: tuple[str, ...] = ()
 # Every event topic a client may see something from, for the WebSocket push.
-EVENTS = (topics.MATCH_EVENTS, topics.MATCHMAKING_EVENTS, topics.RATING_EVENTS)
+EVENTS = (topics.MATCH_EVENTS, topics.MATCHMAKING_EVENTS)
 
 
 async def build_service(runtime: Runtime) -> Service:
     await topics.ensure_topics(runtime.log, runtime.settings.partitions)
-    workers: list[Worker] = []
-    if COMMANDS:
-        workers.append(command_worker(runtime.log, NAME, COMMANDS))
-    if EVENTS:
-        workers.append(event_worker(runtime.log, NAME, EVENTS))
+    settings = runtime.settings
+    hub = Hub(runtime.log, settings.command_timeout_seconds)
+    gateway = Gateway(settings, hub, runtime.cache)
+    instance = uuid.uuid4().hex[:12]
+    workers = [
+        FanoutReader(runtime.log, instance, EVENTS, hub.deliver),
+        Ticker("gateway:heartbeat", settings.ws_heartbeat_seconds, gateway.beat),
+        Ticker("gateway:time-sync", settings.ws_time_sync_seconds, gateway.time_sync),
+        PreviewRelay(gateway),
+    ]
     service = Service(NAME, workers)
-    service.http_app = create_app(service)
+    service.http_app = create_app(service, gateway)
     return service

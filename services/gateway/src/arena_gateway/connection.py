@@ -1,0 +1,117 @@
+"""One WebSocket: authenticate, then read client messages and answer each with ack or error.
+
+Pushes to the client go through a bounded queue drained by one writer task, so a slow client can
+never hold up the fan-out reader; a client too slow to keep up is disconnected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from typing import Any
+
+from fastapi import WebSocket, WebSocketDisconnect
+from pydantic import ValidationError
+
+from arena_gateway import protocol as p
+from arena_gateway.identity import Principal
+from arena_gateway.protocol import ErrorCode, GatewayError
+
+#: Pushes a client may have outstanding before it counts as too slow and is closed.
+OUTBOX_LIMIT = 1000
+POLICY_VIOLATION = 1008
+TRY_AGAIN_LATER = 1013
+
+
+class Connection:
+    def __init__(self, websocket: WebSocket, principal: Principal) -> None:
+        self.websocket = websocket
+        self.principal = principal
+        self.player_id = principal.player_id
+        self.match_id: str | None = None
+        self.room_code: str | None = None
+        self.queued = False
+        self.watching: set[str] = {f"player-{principal.player_id}"}
+        #: Set when a ping went out; cleared by pong. Still set at the next beat: close.
+        self.ping_outstanding = False
+        self.last_seen = time.monotonic()
+        self.closed = False
+        self.close_code = 1000
+        self._outbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._writer: asyncio.Task[None] | None = None
+
+    def start_writer(self) -> None:
+        self._writer = asyncio.create_task(self._write_loop())
+
+    def push(self, message: dict[str, Any]) -> None:
+        if self.closed:
+            return
+        if self._outbox.qsize() >= OUTBOX_LIMIT:
+            self.hang_up(TRY_AGAIN_LATER)  # too slow to keep up
+            return
+        self._outbox.put_nowait(message)
+
+    def hang_up(self, code: int) -> None:
+        """Close the socket once what is queued is written; the reader then sees it closed."""
+        if not self.closed:
+            self.closed = True
+            self.close_code = code
+            self._outbox.put_nowait(None)
+
+    def ack(self, message_id: str, result: dict[str, Any] | None = None) -> None:
+        self.push({"type": "ack", "id": message_id, "result": result or {}})
+
+    def error(self, message_id: str | None, code: str, message: str) -> None:
+        self.push({"type": "error", "id": message_id, "code": code, "message": message})
+
+    async def _write_loop(self) -> None:
+        try:
+            while True:
+                message = await self._outbox.get()
+                if message is None:
+                    break
+                await self.websocket.send_text(json.dumps(message, separators=(",", ":")))
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            pass
+        finally:
+            self.closed = True
+            with contextlib.suppress(Exception):
+                await self.websocket.close(self.close_code)
+
+    async def close(self, code: int = 1000) -> None:
+        """Stop writing (after what is queued) and close the socket."""
+        if self._writer is None:
+            with contextlib.suppress(Exception):
+                await self.websocket.close(code)
+            return
+        self.hang_up(code)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._writer, 5)
+
+
+def parse(text: str, max_bytes: int) -> p.ClientMessage:
+    """A client message, or the typed refusal (the id echoed when it can be read)."""
+    if len(text) > max_bytes or len(text.encode()) > max_bytes:
+        raise GatewayError(ErrorCode.MESSAGE_TOO_LARGE, f"messages are at most {max_bytes} bytes")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise GatewayError(ErrorCode.BAD_MESSAGE, "not JSON") from None
+    try:
+        return p.CLIENT_MESSAGES.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise GatewayError(ErrorCode.BAD_MESSAGE, f"{where}: {first['msg']}") from None
+
+
+def message_id(text: str) -> str | None:
+    """The id of a message that could not be parsed, to echo in the error if possible."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    value = data.get("id") if isinstance(data, dict) else None
+    return value if isinstance(value, str) and 0 < len(value) <= 64 else None
