@@ -8,14 +8,60 @@ Both must find the same capturable targets.
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
+from fractions import Fraction
 
 from arena_engine.maths_warriors import naive
 from arena_engine.maths_warriors.dice import Dice, Roller, roll_all
 from arena_engine.maths_warriors.solver import capturable, clear_caches
 
 SEED = 20260731
+
+
+def unbracketed_targets(own: Dice, targets: Dice) -> set[int]:
+    """Targets reachable without brackets (the old client's AI): a sum of signed terms, each term
+    a chain of × and ÷ whose value is its first die times the others to the power ±1."""
+    values = [v for v in own if v is not None]
+    n = len(values)
+    terms: dict[int, set[Fraction]] = {}
+    for mask in range(1, 1 << n):
+        members = [values[i] for i in range(n) if mask >> i & 1]
+        found: set[Fraction] = set()
+        for first in range(len(members)):
+            rest = members[:first] + members[first + 1 :]
+            for signs in itertools.product((1, -1), repeat=len(rest)):
+                value = Fraction(members[first])
+                for v, sign in zip(rest, signs, strict=True):
+                    value = value * v if sign > 0 else value / v
+                found.add(value)
+        terms[mask] = found
+    # signed[mask]: every ± sum of terms partitioning mask (the empty mask sums to 0).
+    signed: dict[int, set[Fraction]] = {0: {Fraction(0)}}
+    for mask in range(1, 1 << n):
+        low = mask & -mask
+        out: set[Fraction] = set()
+        sub = mask
+        while sub:
+            if sub & low:  # the term holding the lowest die, so each partition is seen once
+                for t in terms[sub]:
+                    for s in signed[mask ^ sub]:
+                        out.add(s + t)
+                        out.add(s - t)
+            sub = (sub - 1) & mask
+        signed[mask] = out
+    reach: set[Fraction] = set()
+    for mask in range(1, 1 << n):
+        if bin(mask).count("1") < 2:
+            continue
+        sub = mask
+        while sub:  # the first term is positive
+            for t in terms[sub]:
+                for s in signed[mask ^ sub]:
+                    reach.add(t + s)
+            sub = (sub - 1) & mask
+    return {t for t in targets if t is not None and Fraction(t) in reach}
 
 
 def positions(count: int) -> list[tuple[Dice, Dice]]:
@@ -48,6 +94,17 @@ def run(quick: bool = False) -> None:
         got = {targets[d.position] for d in found.mind}
         if got != expected:
             raise AssertionError(f"solver and baseline disagree on {own} vs {targets}")
+    # Coverage also in later positions: 2 to 6 dice left on the mover's side.
+    coverage_cases = [
+        (tuple(None if (i * 7 + j) % 6 < i % 5 else v for j, v in enumerate(own)), targets)
+        for i, (own, targets) in enumerate(cases[: 50 if quick else 250])
+    ]
+    complete = unbracketed = 0
+    for own, targets in coverage_cases:
+        found = capturable(own, targets)
+        complete += len(found.mind)
+        flat = unbracketed_targets(own, targets)
+        unbracketed += sum(1 for d in found.mind if targets[d.position] in flat)
     ms = 1000.0
     cold_median = statistics.median(cold)
     naive_median = statistics.median(naive_times)
@@ -61,6 +118,11 @@ def run(quick: bool = False) -> None:
     )
     print(f"naive       : median {naive_median * ms:.1f} ms per position")
     print(f"speed-up    : {naive_median / cold_median:.0f}x (cold median vs naive median)")
+    print(
+        f"unbracketed : finds {unbracketed} of {complete} Mind captures "
+        f"({100 * (complete - unbracketed) / max(1, complete):.1f}% need brackets) "
+        f"on {len(coverage_cases)} positions with 2-6 dice"
+    )
     print(
         f"targets     : median <= 5 ms {'MET' if cold_median <= 0.005 else 'MISSED'}, "
         f">= 100x {'MET' if naive_median / cold_median >= 100 else 'MISSED'}"
