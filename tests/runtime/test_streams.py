@@ -129,6 +129,23 @@ async def test_commands_append_the_next_sequence_numbers(log: EventLog, unique_t
     assert (await restarted.load("t-2")).state == Tally(5, (5,))
 
 
+async def test_views_by_stream_and_by_partition(log: EventLog, unique_topic: str) -> None:
+    writer = runner(log, unique_topic)
+    streams = [f"t-{i}" for i in range(6)]
+    for n, stream in enumerate(streams, start=1):
+        await writer.handle(command(stream, f"c{n}", n))
+    reader = runner(log, unique_topic)
+    assert reader.view("t-1") is None  # nothing read yet
+    by_partition: dict[int, set[str]] = {}
+    for partition in range(2):
+        views = await reader.catch_up_partition(partition)
+        by_partition[partition] = {v.stream for v in views}
+    assert by_partition[0] | by_partition[1] == set(streams)
+    for stream in streams:
+        assert stream in by_partition[await reader.partition_of(stream)]
+    assert reader.view("t-3") is not None and reader.view("t-3").state == Tally(4, (4,))
+
+
 async def test_a_repeated_command_gets_the_same_answer_and_appends_nothing(
     log: EventLog, unique_topic: str
 ) -> None:

@@ -176,10 +176,13 @@ class StreamRunner(Generic[S]):
         self._locks: dict[int, asyncio.Lock] = {}
         self._streams: dict[str, StreamView[S]] = {}
 
-    async def partition_of(self, stream: str) -> int:
+    async def _partition_count(self) -> int:
         if self._partitions is None:
             self._partitions = await self.log.partitions(self.topic)
-        return partition_for(stream.encode(), self._partitions)
+        return self._partitions
+
+    async def partition_of(self, stream: str) -> int:
+        return partition_for(stream.encode(), await self._partition_count())
 
     async def load(self, stream: str) -> StreamView[S]:
         """The stream folded up to the current end of its partition."""
@@ -188,11 +191,24 @@ class StreamRunner(Generic[S]):
             await self._catch_up(partition)
         return self._view(stream)
 
+    def view(self, stream: str) -> StreamView[S] | None:
+        """The stream as folded so far, without reading the log; None if never seen."""
+        return self._streams.get(stream)
+
+    async def catch_up_partition(self, partition: int) -> list[StreamView[S]]:
+        """Read one partition to its end (e.g. when it is assigned); returns its streams."""
+        count = await self._partition_count()
+        async with self._lock(partition):
+            await self._catch_up(partition)
+        return [
+            view
+            for stream, view in self._streams.items()
+            if partition_for(stream.encode(), count) == partition
+        ]
+
     async def catch_up(self) -> None:
         """Read every partition of the topic up to its end (e.g. before serving reads)."""
-        if self._partitions is None:
-            self._partitions = await self.log.partitions(self.topic)
-        for partition in range(self._partitions):
+        for partition in range(await self._partition_count()):
             async with self._lock(partition):
                 await self._catch_up(partition)
 
