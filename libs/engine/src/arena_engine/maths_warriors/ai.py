@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .dice import DICE, Dice, Die, Roller, count_active, other
-from .moves import DieToken, Mind, MindToken, Move, Skip, Strength
+from .moves import Mind, Move, Skip, Strength
 from .rules import penalty_applies, strength_allows, timeout_winner
 from .ruleset import FirstPlayerPenalty
-from .solver import find, shortest_minds
+from .solver import assign_dice, find, shortest_minds
 from .state import GameState
 
 WIN = 1_000_000.0
@@ -67,21 +67,6 @@ class Candidate:
     move: Strength | Mind
 
 
-def _mind_tokens(
-    own: Dice, dice: Sequence[Die], tokens: Sequence[int | str]
-) -> tuple[MindToken, ...]:
-    pool = list(dice)
-    out: list[MindToken] = []
-    for tok in tokens:
-        if isinstance(tok, int):
-            die = next(d for d in pool if own[d.position] == tok)
-            pool.remove(die)
-            out.append(DieToken(die.value, tok))
-        else:
-            out.append(tok)
-    return tuple(out)
-
-
 def candidates(state: GameState, player: int | None = None) -> list[Candidate]:
     """Every capture the AI considers for the player on move."""
     mover = state.to_move if player is None else player
@@ -112,17 +97,13 @@ def candidates(state: GameState, player: int | None = None) -> list[Candidate]:
                 if hit is None:
                     continue
                 hit_any = True
-                tokens = _mind_tokens(
-                    own, combo, [t for t in hit[0][1] if isinstance(t, (int, str))]
-                )
+                tokens = assign_dice(own, combo, hit[0][1])
                 found.append(Candidate(target, combo, Mind(mover, target.value, tokens)))
         if not hit_any and len(mine) > MAX_MIND_DICE:
             solutions = shortest_minds(own, [tv])
             if tv in solutions:
                 dice, value_tokens = solutions[tv]
-                tokens = _mind_tokens(
-                    own, dice, [t for t in value_tokens if isinstance(t, (int, str))]
-                )
+                tokens = assign_dice(own, dice, value_tokens)
                 found.append(Candidate(target, dice, Mind(mover, target.value, tokens)))
     return found
 

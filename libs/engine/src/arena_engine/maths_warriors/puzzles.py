@@ -21,7 +21,7 @@ from .errors import ErrorCode, Rejection
 from .expression import render
 from .moves import DieToken, Mind, MindToken
 from .rules import check_move
-from .solver import MindSolution, _to_dice, find, shortest_minds
+from .solver import MindSolution, assign_dice, find, shortest_minds
 from .state import GameState
 
 MAX_ATTEMPTS = 20_000
@@ -75,7 +75,7 @@ def _all_solutions(dice: Dice, target: int) -> tuple[MindSolution, ...]:
             values = tuple(sorted(dice[d.position] or 0 for d in combo))
             hit = find(values, target)
             if hit is not None:
-                tokens = _to_dice(dice, combo, hit[0][1])
+                tokens = assign_dice(dice, combo, hit[0][1])
                 found.append(MindSolution(Die.D20, combo, tokens))
     return tuple(found)
 

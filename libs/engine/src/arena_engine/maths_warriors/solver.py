@@ -227,7 +227,7 @@ class MindSolution:
         return render([t.value if isinstance(t, DieToken) else t for t in self.tokens])
 
 
-def _to_dice(own: Dice, used: Sequence[Die], tokens: Sequence[Token]) -> tuple[MindToken, ...]:
+def assign_dice(own: Dice, used: Sequence[Die], tokens: Sequence[Token]) -> tuple[MindToken, ...]:
     """Give every value leaf in ``tokens`` a distinct die of ``used`` showing that value."""
     pool = list(used)
     out: list[MindToken] = []
@@ -313,7 +313,7 @@ def capturable(
         if tv is None or tv not in solutions:
             continue
         dice, tokens = solutions[tv]
-        solution = MindSolution(target, dice, _to_dice(own, dice, tokens))
+        solution = MindSolution(target, dice, assign_dice(own, dice, tokens))
         result.mind.append(target)
         result.mind_moves.append(solution)
         result.expressions[target] = solution.text()
