@@ -9,13 +9,13 @@ import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import arena_gateway.service
 import arena_match.service
 import arena_matchmaking.service
 import arena_rating.service
 import asyncpg
 import pytest
 from arena_cli.commands.serve import SERVICES
+from arena_runtime import topics
 from arena_runtime.config import Settings, load_settings
 from arena_runtime.eventlog import OutgoingRecord, TopicPartition
 from arena_runtime.eventlog.factory import open_event_log
@@ -27,18 +27,13 @@ from sqlalchemy.engine import make_url
 from tests.processes.arena_process import ArenaProcess, arena_env, free_port
 
 # Per consumer group, the topics it reads: commands in a group named after the service, events
-# in "<service>.events".
+# in "<service>.events". (The gateway reads events per instance, not as a group.)
 CONSUMES: dict[str, tuple[str, ...]] = {}
-for module in (
-    arena_gateway.service,
-    arena_match.service,
-    arena_matchmaking.service,
-    arena_rating.service,
-):
-    if module.COMMANDS:
-        CONSUMES[module.NAME] = module.COMMANDS
-    if module.EVENTS:
-        CONSUMES[f"{module.NAME}.events"] = module.EVENTS
+for module in (arena_match.service, arena_matchmaking.service, arena_rating.service):
+    if commands := getattr(module, "COMMANDS", ()):
+        CONSUMES[module.NAME] = commands
+    if events := getattr(module, "EVENTS", ()):
+        CONSUMES[f"{module.NAME}.events"] = events
 BACKLOG_PER_TOPIC = 200
 
 
@@ -52,14 +47,13 @@ async def seed_backlog(settings: Settings) -> dict[str, dict[int, int]]:
     await log.start()
     try:
         await ensure_topics(log, settings.partitions)
-        topics = sorted({t for consumed in CONSUMES.values() for t in consumed})
-        for topic in topics:
+        for topic in topics.ALL:
             records = [
                 OutgoingRecord(value=b"not an envelope %d" % i, key=b"stream-%d" % (i % 17))
                 for i in range(BACKLOG_PER_TOPIC)
             ]
             await log.append(topic, records)
-        return {topic: await log.end_offsets(topic) for topic in topics}
+        return {topic: await log.end_offsets(topic) for topic in topics.ALL}
     finally:
         await log.close()
 
