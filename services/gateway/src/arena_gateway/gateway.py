@@ -251,10 +251,10 @@ class Gateway:
         return await self._match_message(c, m)
 
     async def _match_message(self, c: Connection, m: p.ClientMessage) -> dict[str, Any]:
-        view = await self._match(c)
         player = c.player_id
         if isinstance(m, p.Preview):
-            return await self._preview(c, view, m)
+            tokens = check_tokens(m.tokens)
+            return await self._preview(c, await self._match(c), m, tokens)
         payload: Any
         if isinstance(m, p.StrengthMove):
             payload = mpb.Strength(
@@ -274,6 +274,7 @@ class Gateway:
             payload = mpb.Resign(player_id=player)
         else:
             raise GatewayError(ErrorCode.BAD_MESSAGE, f"{m.type} is not handled here")
+        view = await self._match(c)  # after the shape checks, which need no match
         outcome = await self._send(c, m, topics.MATCH_COMMANDS, view.stream, payload)
         pushed = [match_push(view, e) for e in outcome.events]
         return {"match_id": view.match_id, "events": [e for e in pushed if e is not None]}
@@ -335,10 +336,11 @@ class Gateway:
 
     # -- live preview ----------------------------------------------------------------------
 
-    async def _preview(self, c: Connection, view: MatchView, m: p.Preview) -> dict[str, Any]:
+    async def _preview(
+        self, c: Connection, view: MatchView, m: p.Preview, tokens: list[DieToken | str]
+    ) -> dict[str, Any]:
         if not view.preview:
             raise GatewayError(ErrorCode.PREVIEW_OFF, "this match has no live preview")
-        tokens = check_tokens(m.tokens)
         seat = view.seat_of(c.player_id)
         assert seat is not None
         evaluation = _evaluate(tokens)

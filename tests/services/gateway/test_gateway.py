@@ -1,0 +1,161 @@
+"""The gateway alone over the embedded log, through real sockets: identity, the protocol's
+answers, and every limit. Each refusal is a typed error; the connection goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from websockets.exceptions import InvalidStatus
+
+from tests.e2e.client import Player
+from tests.e2e.servers import arena, settings_for
+
+
+@pytest.fixture(scope="module")
+async def url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
+    settings = settings_for(
+        Path(tmp_path_factory.mktemp("gateway")),
+        allowed_origins="https://play.example",
+        ws_rate_limit=10,
+        ws_max_message_bytes=1024,
+        ws_heartbeat_seconds=0.5,
+        command_timeout_seconds=1,
+    )
+    async with arena(settings, services=("gateway",)) as base:
+        yield base
+
+
+async def player(url: str) -> Player:
+    p = await Player(url).sign_in()
+    await p.connect()
+    return p
+
+
+async def test_a_guest_gets_a_name_an_id_and_a_token(url: str) -> None:
+    async with httpx.AsyncClient(base_url=url) as http:
+        guest = (await http.post("/v1/guests")).json()
+        assert guest["name"].startswith("Guest_") and len(guest["name"]) == 10
+        assert guest["player_id"].startswith("p_")
+        me = await http.get("/v1/me", headers={"Authorization": f"Bearer {guest['token']}"})
+        assert me.json() == {
+            "player_id": guest["player_id"],
+            "name": guest["name"],
+            "kind": "guest",
+        }
+        assert (
+            await http.get("/v1/me", headers={"Authorization": "Bearer nope"})
+        ).status_code == 401
+        assert (await http.get("/v1/me")).status_code == 401
+
+
+async def test_openapi_lists_the_routes(url: str) -> None:
+    async with httpx.AsyncClient(base_url=url) as http:
+        paths = (await http.get("/openapi.json")).json()["paths"]
+    assert {"/v1/guests", "/v1/me", "/healthz", "/readyz"} <= set(paths)
+
+
+async def test_auth_by_first_message_or_query_token(url: str) -> None:
+    p = await Player(url).sign_in()
+    assert await p.connect() == {
+        "type": "ack",
+        "id": "m1",
+        "result": {"player_id": p.player_id, "name": p.name},
+    }
+    await p.close()
+    q = await Player(url).sign_in()
+    await q.connect(auth=False, additional_headers={})
+    await q.close()
+    r = await Player(url).sign_in()
+    r.ws_url += f"?token={r.token}"
+    await r.connect(auth=False)
+    assert (await r.ok("pong")) == {}
+    await r.close()
+
+
+async def test_a_bad_token_is_refused_and_the_socket_closed(url: str) -> None:
+    p = Player(url)
+    answer = await (await _connected(p)).request("auth", token="forged")
+    assert answer["code"] == "auth_failed"
+    await p.push("closed")
+
+
+async def test_any_other_first_message_is_unauthenticated(url: str) -> None:
+    p = await _connected(Player(url))
+    assert (await p.request("skip"))["code"] == "unauthenticated"
+
+
+async def _connected(p: Player) -> Player:
+    await p.connect(auth=False)
+    return p
+
+
+async def test_malformed_messages_get_typed_errors_and_the_connection_goes_on(url: str) -> None:
+    p = await player(url)
+    await p.send_raw("not json")
+    assert (await p.push("error"))["code"] == "bad_message"
+    assert (await p.request("fly"))["code"] == "bad_message"
+    assert (await p.request("strength", attacker="D4"))["code"] == "bad_message"
+    await p.send_raw(json.dumps({"type": "skip", "id": "x", "pad": "a" * 2000}))
+    too_large = await p.push("error")
+    assert (too_large["code"], too_large["id"]) == ("message_too_large", "x")
+    assert await p.ok("pong") == {}
+    await p.close()
+
+
+async def test_moves_outside_a_match_are_refused(url: str) -> None:
+    p = await player(url)
+    assert (await p.request("skip"))["code"] == "not_in_match"
+    assert (await p.request("rematch_request"))["code"] == "not_in_room"
+    await p.close()
+
+
+async def test_expressions_outside_the_whitelist_are_refused(url: str) -> None:
+    p = await player(url)
+    die = {"die": "D6", "value": 3}
+    cases = {
+        "invalid_token": [die, "^", die],
+        "expression_too_long": ["("] * 65,
+    }
+    for code, tokens in cases.items():
+        answer = await p.request("mind", target="D8", tokens=tokens)
+        assert answer["code"] == code, answer
+    answer = await p.request("mind", target="D8", tokens=[{"die": "D7", "value": 3}])
+    assert answer["code"] == "invalid_token"
+    await p.close()
+
+
+async def test_more_than_ten_messages_a_second_are_dropped_with_an_error(url: str) -> None:
+    p = await player(url)
+    await asyncio.sleep(1.1)  # a full bucket
+    answers = await asyncio.gather(*(p.request("pong") for _ in range(15)))
+    codes = [a.get("code") for a in answers]
+    assert codes.count("rate_limited") >= 4
+    await asyncio.sleep(1.1)
+    assert await p.ok("pong") == {}  # the connection goes on
+    await p.close()
+
+
+async def test_a_foreign_origin_is_refused(url: str) -> None:
+    p = await Player(url).sign_in()
+    with pytest.raises(InvalidStatus):
+        await p.connect(origin="https://evil.example")
+    q = await Player(url).sign_in()
+    await q.connect(origin="https://play.example")
+    assert await q.ok("pong") == {}
+    await q.close()
+
+
+async def test_a_client_that_never_answers_pings_is_closed(url: str) -> None:
+    p = await Player(url, answer_pings=False).sign_in()
+    await p.connect()
+    await p.push("ping")
+    await p.push("closed", wait=5)
+    q = await player(url)
+    await asyncio.sleep(1.5)  # three beats, all answered
+    assert not q.has("closed")
+    await q.close()
