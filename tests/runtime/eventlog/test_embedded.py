@@ -96,9 +96,13 @@ async def test_closed_log_refuses_work(tmp_path: Path) -> None:
     log = EmbeddedEventLog(tmp_path / "e.db")
     await log.start()
     await log.create_topics([TopicSpec("t")])
+    consumer = log.consumer("g", ["t"])
+    await consumer.start()
     await log.close()
     with pytest.raises(EventLogError):
         await log.append("t", [OutgoingRecord(value=b"x")])
+    await consumer.stop()  # too late to leave: the member will expire instead
+    assert consumer.assignment() == frozenset()
 
 
 async def test_the_file_is_wal_and_checks_clean(tmp_path: Path) -> None:

@@ -277,6 +277,10 @@ class EmbeddedEventLog(EventLog):
         self._writer_conn = self._reader_conn = self._checkpoint_conn = None
         self._notify()
 
+    @property
+    def is_open(self) -> bool:
+        return self._writer_task is not None and not self._closing
+
     # -- topics ------------------------------------------------------------------------------
 
     async def create_topics(self, specs: Sequence[TopicSpec]) -> None:

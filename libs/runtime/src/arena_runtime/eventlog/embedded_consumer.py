@@ -98,7 +98,8 @@ class EmbeddedConsumer(Consumer):
             )
 
         try:
-            await self._log.write(leave)
+            if self._log.is_open:  # else the member simply expires, as if it had crashed
+                await self._log.write(leave)
         finally:
             self._owned.clear()
             self._positions.clear()

@@ -307,15 +307,16 @@ class KafkaConsumer(Consumer):
         consumer = _require(self._consumer)
         batches = await consumer.getmany(timeout_ms=timeout_ms, max_records=max_records)
         cut = self._prefix_len
+        new = tuple.__new__  # skip the named tuple's Python-level __new__: this is the hot loop
         out: list[Record] = []
         for tp, batch in batches.items():
             if not batch:
                 continue
             topic = tp.topic[cut:]
-            out.extend(
-                Record(topic, r.partition, r.offset, r.key, r.value, tuple(r.headers), r.timestamp)
+            out += [
+                new(Record, (topic, r.partition, r.offset, r.key, r.value, r.headers, r.timestamp))
                 for r in batch
-            )
+            ]
             self._consumed[tp] = batch[-1].offset + 1
         return out
 
