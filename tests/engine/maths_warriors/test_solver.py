@@ -3,11 +3,12 @@ the naive enumeration), and shortest."""
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 
 from arena_engine.maths_warriors import Context, GameState, Mind, Rejection, decide
 from arena_engine.maths_warriors.dice import DICE, Dice
-from arena_engine.maths_warriors.expression import evaluate_tokens
+from arena_engine.maths_warriors.expression import ExpressionError, evaluate_tokens
 from arena_engine.maths_warriors.moves import DieToken
 from arena_engine.maths_warriors.naive import mind_targets, subset_values
 from arena_engine.maths_warriors.ruleset import FirstPlayerPenalty, Ruleset
@@ -101,3 +102,33 @@ def test_six_against_six(own: Dice, theirs: Dice) -> None:
         values = [t.value if isinstance(t, DieToken) else t for t in solution.tokens]
         assert evaluate_tokens(values) == theirs[solution.target.position]
         assert len(solution.tokens) <= 64
+
+
+def _all_three_dice_strings(a: int, b: int, c: int) -> dict[Fraction, int]:
+    """Shortest token count per value over every written form of three dice (independent of the
+    solver: the strings are built from templates and evaluated by the evaluator)."""
+    best: dict[Fraction, int] = {}
+    for x, y, z in itertools.permutations((a, b, c)):
+        for o1, o2 in itertools.product("+-*/", repeat=2):
+            for tokens in (
+                [x, o1, y, o2, z],
+                ["(", x, o1, y, ")", o2, z],
+                [x, o1, "(", y, o2, z, ")"],
+            ):
+                try:
+                    value = evaluate_tokens(tokens)
+                except ExpressionError:
+                    continue
+                if value not in best or len(tokens) < best[value]:
+                    best[value] = len(tokens)
+    return best
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 20), st.integers(1, 20), st.integers(1, 20))
+def test_fewest_brackets_with_three_dice(a: int, b: int, c: int) -> None:
+    for value, length in _all_three_dice_strings(a, b, c).items():
+        if value.denominator != 1 or value < 1:
+            continue
+        found = reachable((a, b, c), int(value))
+        assert found is not None and len(found) == length, (a, b, c, value, found)
