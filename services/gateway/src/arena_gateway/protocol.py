@@ -181,7 +181,6 @@ SERVER_TYPES: frozenset[str] = frozenset(
         "ping",
         "snapshot",
         "time_sync",
-        "game_started",
         "strength_attacked",
         "mind_attacked",
         "turn_skipped",

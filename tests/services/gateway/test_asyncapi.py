@@ -1,0 +1,83 @@
+"""docs/asyncapi.yaml is a well-formed AsyncAPI 3 document and lists exactly the message types
+the gateway reads and sends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from arena_gateway.protocol import CLIENT_TYPES, SERVER_TYPES
+
+DOC = Path(__file__).resolve().parents[3] / "docs" / "asyncapi.yaml"
+
+
+@pytest.fixture(scope="module")
+def doc() -> dict[str, Any]:
+    loaded = yaml.safe_load(DOC.read_text())
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def resolve(doc: dict[str, Any], ref: str) -> Any:
+    assert ref.startswith("#/"), ref
+    node: Any = doc
+    for part in ref[2:].split("/"):
+        assert part in node, f"{ref} does not resolve"
+        node = node[part]
+    return node
+
+
+def refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        found = [node["$ref"]] if "$ref" in node else []
+        return found + [r for value in node.values() for r in refs(value)]
+    if isinstance(node, list):
+        return [r for value in node for r in refs(value)]
+    return []
+
+
+def test_the_document_has_the_asyncapi_3_shape(doc: dict[str, Any]) -> None:
+    assert doc["asyncapi"].startswith("3.")
+    assert doc["info"]["title"] and doc["info"]["version"]
+    assert doc["channels"]["play"]["address"] == "/v1/ws"
+    for name, operation in doc["operations"].items():
+        assert operation["action"] in ("send", "receive"), name
+        assert resolve(doc, operation["channel"]["$ref"]) is doc["channels"]["play"]
+        for message in operation["messages"]:
+            # AsyncAPI 3: an operation's messages are those of its channel.
+            assert message["$ref"].startswith("#/channels/play/messages/")
+
+
+def test_every_reference_resolves(doc: dict[str, Any]) -> None:
+    for ref in refs(doc):
+        resolve(doc, ref)
+
+
+def test_every_payload_is_a_json_schema(doc: dict[str, Any]) -> None:
+    for message in doc["components"]["messages"].values():
+        jsonschema.Draft7Validator.check_schema(message["payload"])
+
+
+def _types(doc: dict[str, Any], action: str) -> set[str]:
+    operation = next(o for o in doc["operations"].values() if o["action"] == action)
+    messages = [resolve(doc, resolve(doc, m["$ref"])["$ref"]) for m in operation["messages"]]
+    return {m["payload"]["properties"]["type"]["const"] for m in messages}
+
+
+def test_it_lists_exactly_what_the_gateway_reads_and_sends(doc: dict[str, Any]) -> None:
+    assert _types(doc, "receive") == set(CLIENT_TYPES)
+    assert _types(doc, "send") == set(SERVER_TYPES)
+
+
+def test_a_sample_mind_message_validates_against_its_payload(doc: dict[str, Any]) -> None:
+    schema = {
+        **doc["components"]["messages"]["Mind"]["payload"],
+        **{"components": doc["components"]},
+    }
+    sample = {"type": "mind", "id": "1", "target": "D8", "tokens": [{"die": "D4", "value": 2}, "+"]}
+    jsonschema.Draft7Validator(schema).validate(sample)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft7Validator(schema).validate({**sample, "tokens": ["^"]})
