@@ -1,20 +1,44 @@
-"""The match service: the authority over every match. For now it consumes its command topic."""
+"""The match service: the authority over every Maths Warriors match.
+
+It consumes ``arena.commands.match`` as the consumer group "match" (each instance answers the
+commands of the partitions it owns), decides every command with the engine through a stream
+runner on ``arena.match.events``, and keeps the timers of its matches (move clock, game clock,
+reconnect window, AI move). See docs/architecture.md, "Match service".
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from arena_runtime import topics
-from arena_runtime.host import Runtime, Service, Worker, command_worker, event_worker
+from arena_runtime.config import Settings
+from arena_runtime.eventlog import EventLog
+from arena_runtime.host import Runtime, Service
+from arena_runtime.schemas import maths_warriors  # noqa: F401 - registers the match payloads
+
+from arena_match.clock import now_ms
+from arena_match.decide import MatchSettings
+from arena_match.runner import Decider, MatchRunner
+from arena_match.worker import MatchWorker
 
 NAME = "match"
-COMMANDS = (topics.MATCH_COMMANDS,)
-EVENTS: tuple[str, ...] = ()
+
+
+def match_settings(settings: Settings) -> MatchSettings:
+    return MatchSettings(
+        reconnect_ms=round(settings.match_reconnect_seconds * 1000),
+        ai_think_ms=settings.match_ai_think_ms,
+    )
+
+
+def build_worker(
+    event_log: EventLog, settings: Settings, clock: Callable[[], int] = now_ms
+) -> MatchWorker:
+    """The worker of one instance; ``clock`` (server time in ms) is replaced only by tests."""
+    runner = MatchRunner(event_log, Decider(match_settings(settings), clock))
+    return MatchWorker(event_log, runner, settings.match_evict_seconds, clock)
 
 
 async def build_service(runtime: Runtime) -> Service:
     await topics.ensure_topics(runtime.log, runtime.settings.partitions)
-    workers: list[Worker] = []
-    if COMMANDS:
-        workers.append(command_worker(runtime.log, NAME, COMMANDS))
-    if EVENTS:
-        workers.append(event_worker(runtime.log, NAME, EVENTS))
-    return Service(NAME, workers)
+    return Service(NAME, [build_worker(runtime.log, runtime.settings)])

@@ -1,0 +1,64 @@
+"""`arena verify [MATCH] [--strict]`: re-run the engine over the match log and confirm it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from arena_match.verify import Report, verify_log
+from arena_runtime.config import ConfigError, load_settings
+from arena_runtime.eventlog.factory import open_event_log
+
+EXIT_MISMATCH = 1
+EXIT_BAD_CONFIG = 2
+#: Problems printed in full; the rest are counted.
+SHOWN = 50
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    verify = sub.add_parser(
+        "verify",
+        help="re-decide every match command with its recorded time and seeds; compare with the log",
+    )
+    verify.add_argument("match", nargs="?", help="a match id (default: every match)")
+    verify.add_argument(
+        "--strict",
+        action="store_true",
+        help="also fail on commands with no answer in the log (use when the service is idle)",
+    )
+    verify.set_defaults(func=run_verify)
+
+
+async def _verify(match: str | None) -> Report:
+    settings = load_settings()
+    async with open_event_log(settings) as event_log:
+        return await verify_log(event_log, match)
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    try:
+        report = asyncio.run(_verify(args.match))
+    except ConfigError as exc:
+        print(f"arena verify: {exc}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+    print(
+        f"{report.matches} matches, {report.commands} commands, {report.events} events "
+        f"verified; {report.ignored} ignored (lost races), {report.malformed} malformed"
+    )
+    for title, problems in (("mismatch", report.problems), ("unanswered", report.unanswered)):
+        for problem in problems[:SHOWN]:
+            print(f"{title}: {problem}")
+        if len(problems) > SHOWN:
+            print(f"… and {len(problems) - SHOWN} more {title}")
+    if args.match is not None and report.matches == 0:
+        print(f"arena verify: no match {args.match!r} in the log", file=sys.stderr)
+        return EXIT_MISMATCH
+    if not report.ok(args.strict):
+        print(
+            f"FAILED: {len(report.problems)} mismatches, {len(report.unanswered)} unanswered",
+            file=sys.stderr,
+        )
+        return EXIT_MISMATCH
+    print("OK")
+    return 0

@@ -1,0 +1,241 @@
+"""The match service on the embedded log, driven by commands as the gateway would send them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from arena_match.verify import verify_log
+from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
+from arena_runtime.streams import REJECTED_TYPE
+
+from tests.services.match.harness import (
+    ALICE,
+    BOB,
+    MatchClient,
+    ServiceUnderTest,
+    ai,
+    create,
+    ended,
+    human,
+    scripted_move,
+)
+
+
+@pytest.fixture
+async def service(tmp_path: Path) -> AsyncIterator[ServiceUnderTest]:
+    async with ServiceUnderTest(tmp_path, ARENA_MATCH_AI_THINK_MS="20") as running:
+        yield running
+
+
+@pytest.fixture
+def client(service: ServiceUnderTest) -> MatchClient:
+    return MatchClient(service.log)
+
+
+async def assert_verified(service: ServiceUnderTest) -> None:
+    report = await verify_log(service.log)
+    assert report.problems == []
+    assert report.unanswered == []
+    assert report.events > 0
+
+
+async def play_to_the_end(client: MatchClient, match_id: str, max_moves: int = 400) -> pb.GameEnded:
+    """Scripted humans move when on move; the service moves the AI seat itself."""
+    for move_number in range(max_moves):
+        state = await client.state(match_id)
+        if state.over:
+            break
+        if state.seat(state.game.to_move).is_ai:
+            await asyncio.sleep(0.02)
+            continue
+        reply = await client.command(match_id, scripted_move(state, seed=move_number))
+        assert reply.code is None, reply.code
+    events = await client.events(match_id)
+    assert ended(events[-1])
+    return events[-1].payload
+
+
+async def test_a_game_between_two_humans_is_played_to_the_end_and_verifies(
+    service: ServiceUnderTest, client: MatchClient
+) -> None:
+    reply = await client.command("hh", create("hh"))
+    created, started = reply.payloads
+    assert isinstance(created, pb.MatchCreated) and isinstance(started, pb.GameStarted)
+    assert [seat.player_id for seat in created.seats] == [ALICE, BOB]
+    assert created.reconnect_ms == 30_000 and started.seed != 0
+    # The envelope time is the time the engine decided with.
+    assert started.started_at_ms == int(reply.events[1].time.timestamp() * 1000)
+
+    end = await play_to_the_end(client, "hh")
+    assert end.reason == "all_captured"
+    assert end.winner_player_id == (ALICE, BOB)[end.winner - 1]
+    await assert_verified(service)
+
+
+async def test_the_ai_plays_its_own_turns_with_recorded_seeds(
+    service: ServiceUnderTest, client: MatchClient
+) -> None:
+    await client.command("ai", create("ai", (human(ALICE), ai(pb.AI_LEVEL_HARD))))
+    await play_to_the_end(client, "ai")
+    ai_moves = [
+        e.payload
+        for e in await client.events("ai")
+        if isinstance(e.payload, (pb.StrengthAttacked, pb.MindAttacked)) and e.payload.player == 2
+    ]
+    assert ai_moves and all(move.HasField("ai_seed") for move in ai_moves)
+    await assert_verified(service)
+
+
+async def test_move_clock_expiry_skips_the_turn_with_reason_timeout(
+    service: ServiceUnderTest, client: MatchClient
+) -> None:
+    await client.command("mc", create("mc", move_seconds=5))
+    before = await client.state("mc")
+    service.advance(5.5)
+    skipped = await client.wait_for("mc", lambda e: isinstance(e.payload, pb.TurnSkipped))
+    assert skipped.payload.reason == "timeout"
+    assert skipped.payload.player == before.game.to_move
+    assert skipped.causation_id == f"timer:move:{before.game.move_deadline_ms}"
+    after = await client.state("mc")
+    assert after.game.to_move != before.game.to_move
+    assert after.game.move_deadline_ms > before.game.move_deadline_ms
+    await assert_verified(service)
+
+
+async def test_game_clock_expiry_ends_the_game_by_timeout(
+    service: ServiceUnderTest, client: MatchClient
+) -> None:
+    await client.command("gc", create("gc", game_seconds=60))
+    service.advance(61)
+    end = await client.wait_for("gc", ended)
+    assert end.payload.reason == "timeout"
+    assert end.causation_id.startswith("timer:game:")
+    # The rules: equal dice left, so the player who did not move first wins.
+    state = await client.state("gc")
+    assert end.payload.winner == 3 - state.game.first
+    await assert_verified(service)
+
+
+async def test_reconnect_window_expiry_forfeits_even_when_both_are_gone(
+    service: ServiceUnderTest, client: MatchClient
+) -> None:
+    await client.command("rw", create("rw"))
+    gone = await client.command("rw", pb.PlayerDisconnected(player_id=BOB))
+    event = gone.payloads[0]
+    assert isinstance(event, pb.PlayerDisconnected) and event.seat == 2
+    assert event.reconnect_deadline_ms == int(gone.events[0].time.timestamp() * 1000) + 30_000
+    service.advance(1)
+    await client.command("rw", pb.PlayerDisconnected(player_id=ALICE))
+    service.advance(30)
+    end = await client.wait_for("rw", ended)
+    assert (end.payload.winner, end.payload.reason) == (1, "forfeit")
+    assert end.payload.winner_player_id == ALICE
+    await assert_verified(service)
+
+
+async def test_a_reconnect_inside_the_window_keeps_the_game_going(
+    service: ServiceUnderTest, client: MatchClient
+) -> None:
+    await client.command("rc", create("rc"))
+    await client.command("rc", pb.PlayerDisconnected(player_id=BOB))
+    back = await client.command("rc", pb.PlayerReconnected(player_id=BOB))
+    assert back.payloads == [pb.PlayerReconnected(player_id=BOB, seat=2)]
+    service.advance(31)
+    # A command after the window shows the service went on without a forfeit.
+    probe = await client.command("rc", pb.PlayerReconnected(player_id=BOB))
+    assert probe.code == "not_disconnected"
+    state = await client.state("rc")
+    assert not state.over and state.reconnect_deadlines == (None, None)
+    await assert_verified(service)
+
+
+async def test_rejected_commands_get_typed_codes_and_change_nothing(
+    service: ServiceUnderTest, client: MatchClient
+) -> None:
+    assert (await client.command("rj", pb.Skip(player_id=ALICE))).code == "unknown_match"
+    await client.command("rj", create("rj"))
+    state = await client.state("rj")
+    waiting = state.seat(3 - state.game.to_move).player_id
+    mover = state.seat(state.game.to_move).player_id
+    cases = [
+        (pb.Skip(player_id=waiting), "not_your_turn"),
+        (pb.Strength(player_id=mover, attacker="D7", target="D4"), "unknown_die"),
+        (pb.Mind(player_id=mover, target="D4", tokens=[pb.MindToken(number=3)]), None),
+        (pb.Skip(player_id="p_mallory"), "not_a_player"),
+        (pb.Skip(player_id=""), "not_a_player"),
+        (create("rj"), "match_exists"),
+        (pb.MoveClockTimeout(deadline_ms=1), "stale_timer"),
+        (pb.PlayerReconnected(player_id=ALICE), "not_disconnected"),
+    ]
+    for payload, code in cases:
+        reply = await client.command("rj", payload)
+        assert reply.code is not None
+        if code is not None:
+            assert reply.code == code, payload
+        assert len(reply.events) == 1 and reply.events[0].type == REJECTED_TYPE
+    assert await client.state("rj") == state
+    assert (await client.command("rj-bad", create("other-id"))).code == "invalid_match"
+    await assert_verified(service)
+
+
+async def test_a_repeated_command_id_is_answered_once(
+    service: ServiceUnderTest, client: MatchClient
+) -> None:
+    await client.command("dup", create("dup"))
+    state = await client.state("dup")
+    move = scripted_move(state, seed=1)
+    first = await client.command("dup", move, command_id="session-1:msg-1")
+    again = await client.command("dup", move, command_id="session-1:msg-1")
+    assert first == again
+    # A later, different command shows the repeat was handled (and appended nothing).
+    await client.command("dup", pb.PlayerDisconnected(player_id=ALICE))
+    events = await client.events("dup")
+    assert [e.causation_id for e in events].count("session-1:msg-1") == len(first.events)
+    await assert_verified(service)
+
+
+async def test_the_sender_must_be_the_seated_player(
+    service: ServiceUnderTest, client: MatchClient
+) -> None:
+    await client.command("snd", create("snd", (human(ALICE), ai())))
+    for player_id in ("ai", "p_eve", BOB):
+        reply = await client.command("snd", pb.Resign(player_id=player_id))
+        assert reply.code == "not_a_player"
+    resigned = await client.command("snd", pb.Resign(player_id=ALICE))
+    assert resigned.payloads[0].reason == "forfeit" and resigned.payloads[0].winner == 2
+    assert (await client.command("snd", pb.Skip(player_id=ALICE))).code == "game_over"
+    await assert_verified(service)
+
+
+async def test_timers_are_rearmed_from_the_log_after_a_restart(
+    service: ServiceUnderTest, client: MatchClient
+) -> None:
+    await client.command("rs", create("rs", move_seconds=5))
+    await client.command("rs", pb.PlayerDisconnected(player_id=ALICE))
+    await service.stop()
+    service.advance(6)
+    await service.start()
+    skipped = await client.wait_for("rs", lambda e: isinstance(e.payload, pb.TurnSkipped))
+    assert skipped.payload.reason == "timeout"
+    service.advance(30)
+    end = await client.wait_for("rs", ended)
+    assert end.payload.reason == "forfeit" and end.payload.winner == 2
+    await assert_verified(service)
+
+
+async def test_a_finished_match_is_evicted_and_still_refuses_commands(tmp_path: Path) -> None:
+    async with ServiceUnderTest(tmp_path, ARENA_MATCH_EVICT_SECONDS="0") as service:
+        client = MatchClient(service.log)
+        await client.command("ev", create("ev"))
+        await client.command("ev", pb.Resign(player_id=BOB))
+        assert service.worker is not None
+        probe = await client.command("other", create("other"))  # a sweep runs meanwhile
+        assert probe.code is None
+        view = service.worker.runner.view("match-ev")
+        assert view is not None and view.state.evicted and view.answers == {}
+        assert (await client.command("ev", pb.Skip(player_id=ALICE))).code == "game_over"
+        assert (await client.command("ev", create("ev"))).code == "match_exists"
+        await assert_verified(service)
