@@ -1,0 +1,160 @@
+"""From finished matches to ``RateMatch`` commands on the ladder of their game.
+
+The rating service reads ``arena.match.events``. A match's ``MatchCreated`` names its seats and
+mode; its ``GameEnded`` the winning seat and how. For each finished match the reader sends
+``RateMatch`` to the ladder with the command id ``rate:<match_id>``: a redelivered or repeated
+``GameEnded`` sends the same command again, which the ladder answers once.
+
+Events are taken by the reading rule (DESIGN.md rule 2): only a match's next sequence number
+counts, so a zombie writer's events are never rated. The reader follows each match from its
+``MatchCreated``; a match whose start it did not see (it started before a restart or a
+rebalance, or events are missing in between) is folded from the log instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from arena_runtime import telemetry, topics
+from arena_runtime.envelope import CODEC, Codec, EnvelopeError, Event, new_command, now
+from arena_runtime.eventlog import EventLog, Record
+from arena_runtime.eventlog.partitioner import partition_for
+from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
+from arena_runtime.schemas.rating import (
+    CASUAL,
+    MATHS_WARRIORS,
+    RANKED,
+    ladder_stream,
+    rate_command_id,
+)
+from arena_runtime.streams import is_next
+
+log = telemetry.get_logger(__name__)
+
+MATCH_PREFIX = "match-"
+MODES = {mw.MATCH_MODE_RANKED: RANKED, mw.MATCH_MODE_CASUAL: CASUAL}
+READ_BATCH = 1000
+
+
+@dataclass(slots=True)
+class MatchSoFar:
+    """What the reader knows of one match: its place in the stream, its seats and mode."""
+
+    sequence: int = 0
+    batch_id: str = ""
+    created: mw.MatchCreated | None = None
+    ended: Event | None = None
+
+    def admit(self, event: Event) -> bool:
+        if not is_next(event, self.sequence, self.batch_id):
+            return False
+        self.sequence, self.batch_id = event.sequence, event.batch_id
+        if isinstance(event.payload, mw.MatchCreated):
+            self.created = event.payload
+        elif isinstance(event.payload, mw.GameEnded) and self.ended is None:
+            self.ended = event
+        return True
+
+
+def rate_match(created: mw.MatchCreated, ended: Event) -> pb.RateMatch | None:
+    """The command recording a finished match, or None if the match cannot be rated at all."""
+    game_ended: mw.GameEnded = ended.payload
+    seats = {seat_number: seat for seat_number, seat in enumerate(created.seats, start=1)}
+    if len(seats) != 2 or game_ended.winner not in seats:
+        return None
+    loser_seat = 2 if game_ended.winner == 1 else 1
+
+    def player(number: int) -> pb.LadderPlayer:
+        seat = seats[number]
+        return pb.LadderPlayer(
+            player_id=seat.player_id,
+            display_name=seat.display_name,
+            seat=number,
+            ai=seat.kind == mw.SEAT_KIND_AI,
+        )
+
+    return pb.RateMatch(
+        match_id=created.match_id,
+        game=MATHS_WARRIORS,
+        mode=MODES.get(created.mode, CASUAL),
+        winner=player(game_ended.winner),
+        loser=player(loser_seat),
+        reason=game_ended.reason,
+        ended_at_ms=int(ended.time.timestamp() * 1000),
+    )
+
+
+@dataclass
+class ResultReader:
+    """The handler of the rating service's member of the match-event group."""
+
+    log: EventLog
+    codec: Codec = CODEC
+    clock: Callable[[], datetime] = now
+    matches: dict[str, MatchSoFar] = field(default_factory=dict)
+    #: Matches already sent to the ladder (their later events are of no interest).
+    done: set[str] = field(default_factory=set)
+    sent: int = 0
+
+    async def handle(self, event: Event, record: Record) -> None:
+        if not event.stream.startswith(MATCH_PREFIX) or event.stream in self.done:
+            return
+        match = self.matches.get(event.stream)
+        if match is None and event.sequence == 1:
+            match = self.matches[event.stream] = MatchSoFar()
+            match.admit(event)
+        elif match is None or event.sequence > match.sequence + 1:
+            # Its start was before our time, or we missed some of its events (a rebalance).
+            match = await self._fold(event.stream, record)
+        else:
+            match.admit(event)
+        if match.ended is not None:
+            await self._send(event.stream, match)
+
+    async def _send(self, stream: str, match: MatchSoFar) -> None:
+        self.matches.pop(stream, None)
+        self.done.add(stream)
+        assert match.ended is not None
+        if match.created is None:
+            log.warning("finished match without MatchCreated: not rated", stream=stream)
+            return
+        request = rate_match(match.created, match.ended)
+        if request is None:
+            log.warning("finished match with unknown seats: not rated", stream=stream)
+            return
+        command = new_command(
+            ladder_stream(request.game),
+            request,
+            command_id=rate_command_id(request.match_id),
+            causation_id=match.ended.event_id,
+            correlation_id=match.ended.correlation_id,
+            clock=self.clock,
+        )
+        await self.log.append(topics.RATING_COMMANDS, [self.codec.command_record(command)])
+        self.sent += 1
+
+    async def _fold(self, stream: str, upto: Record) -> MatchSoFar:
+        """The match folded from the start of its partition up to and including ``upto``."""
+        match = self.matches[stream] = MatchSoFar()
+        key = stream.encode()
+        partitions = await self.log.partitions(upto.topic)
+        if partition_for(key, partitions) != upto.partition:
+            return match
+        offset = 0
+        while offset <= upto.offset:
+            records = await self.log.read(upto.topic, upto.partition, offset, READ_BATCH)
+            if not records:
+                break
+            for record in records:
+                if record.offset > upto.offset:
+                    break
+                if record.key == key:
+                    # The consume loop counts and logs malformed records.
+                    with contextlib.suppress(EnvelopeError):
+                        match.admit(self.codec.decode_event(record.value))
+            offset = records[-1].offset + 1
+        return match
