@@ -179,3 +179,15 @@ def test_compose_mounts_the_collector_config_from_deploy() -> None:
     for pipeline in config["service"]["pipelines"].values():
         assert set(pipeline["receivers"]) <= set(config["receivers"])
         assert set(pipeline["exporters"]) <= set(config["exporters"])
+
+
+def test_dockerfile_installs_every_workspace_member_from_the_lock() -> None:
+    import tomllib
+
+    workspace = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["uv"]["workspace"]
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    for member in workspace["members"]:
+        assert f"COPY {member}/pyproject.toml {member}/" in dockerfile, member
+        assert (ROOT / member / "pyproject.toml").is_file()
+    assert "uv sync --frozen --no-dev" in dockerfile
+    assert 'ENTRYPOINT ["arena"]' in dockerfile
