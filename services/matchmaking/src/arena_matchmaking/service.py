@@ -1,21 +1,45 @@
-"""The matchmaking service: queues, rooms and ghosts. For now it consumes its topics."""
+"""The matchmaking service: rooms with codes, the quick-match queue, AI games and rematches.
+
+It consumes ``arena.commands.matchmaking`` as the consumer group "matchmaking" and
+``arena.match.events`` as "matchmaking.events" (to learn when a room's match ended), keeps the
+lobby directory current and fires the room timers. See docs/architecture.md, "Matchmaking
+service".
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
+
 from arena_runtime import topics
+from arena_runtime.config import Settings
+from arena_runtime.envelope import now
+from arena_runtime.eventlog import EventLog
 from arena_runtime.host import Runtime, Service, Worker, command_worker, event_worker
+
+from arena_matchmaking.directory import DirectoryWorker
+from arena_matchmaking.matchmaking import Matchmaking
 
 NAME = "matchmaking"
 COMMANDS = (topics.MATCHMAKING_COMMANDS,)
-# A finished match frees its seats and feeds the ghost store.
 EVENTS = (topics.MATCH_EVENTS,)
+
+
+def build_workers(
+    event_log: EventLog, settings: Settings, clock: Callable[[], datetime] = now
+) -> tuple[Matchmaking, list[Worker]]:
+    """The instance and its workers; ``clock`` is replaced only by tests."""
+    matchmaking = Matchmaking(event_log, settings, clock)
+    workers: list[Worker] = [
+        DirectoryWorker(matchmaking.directory),
+        command_worker(event_log, NAME, COMMANDS, matchmaking.handle_command),
+        event_worker(event_log, NAME, EVENTS, matchmaking.handle_match_event),
+        matchmaking.timers,
+    ]
+    return matchmaking, workers
 
 
 async def build_service(runtime: Runtime) -> Service:
     await topics.ensure_topics(runtime.log, runtime.settings.partitions)
-    workers: list[Worker] = []
-    if COMMANDS:
-        workers.append(command_worker(runtime.log, NAME, COMMANDS))
-    if EVENTS:
-        workers.append(event_worker(runtime.log, NAME, EVENTS))
+    _, workers = build_workers(runtime.log, runtime.settings)
     return Service(NAME, workers)

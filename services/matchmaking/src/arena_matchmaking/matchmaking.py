@@ -1,0 +1,138 @@
+"""One matchmaking instance: answers lobby commands, reacts to finished matches, fires timers.
+
+Commands of ``arena.commands.matchmaking`` are decided by one StreamRunner over
+``arena.matchmaking.events`` (rooms, players and queues are its streams); the answer's
+follow-ups (OpenRoom, RetryRoomCode, CreateMatch) are sent after it is in the log. GameEnded on
+``arena.match.events`` becomes RoomMatchEnded on the room that played the match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from arena_runtime import topics
+from arena_runtime.config import Settings
+from arena_runtime.envelope import CODEC, Command, Event, new_command, now
+from arena_runtime.eventlog import EventLog, Record
+from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
+from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.schemas import lobby as _lobby_schemas  # noqa: F401  (registers the payloads)
+from arena_runtime.streams import Answer, Decision, StreamRunner
+from google.protobuf.message import Message
+
+from arena_matchmaking import lobby
+from arena_matchmaking.context import LobbyContext
+from arena_matchmaking.directory import LobbyDirectory
+from arena_matchmaking.ids import room_stream
+from arena_matchmaking.reactions import FollowUp, follow_ups
+from arena_matchmaking.timers import RoomTimers
+
+GAME_ENDED = mw.GameEnded.DESCRIPTOR.full_name
+#: Commands whose decision reads the directory: it is read up to the end of the log first.
+_NEEDS_DIRECTORY = (pb.CreateRoom, pb.JoinRoom, pb.Enqueue)
+
+
+class Matchmaking:
+    def __init__(
+        self, log: EventLog, settings: Settings, clock: Callable[[], datetime] = now
+    ) -> None:
+        self.log = log
+        self.settings = settings
+        self.clock = clock
+        self.timers = RoomTimers(self._fire_timer, self.now_ms)
+        self.directory = LobbyDirectory(log, on_room=self.timers.track)
+        self.runner: StreamRunner[lobby.LobbyState] = StreamRunner(
+            log,
+            topics.MATCHMAKING_EVENTS,
+            initial=lobby.initial,
+            apply=lobby.apply,
+            decide=self._decide,
+            clock=clock,
+        )
+
+    def now_ms(self) -> int:
+        return int(self.clock().timestamp() * 1000)
+
+    def context(self) -> LobbyContext:
+        return LobbyContext(
+            now_ms=self.now_ms(),
+            room_cap=self.settings.room_cap,
+            waiting_ms=round(self.settings.room_waiting_seconds * 1000),
+            idle_ms=round(self.settings.room_idle_seconds * 1000),
+            open_rooms=self.directory.open_rooms,
+            player_rooms=self.directory.player_rooms,
+        )
+
+    def _decide(self, state: lobby.LobbyState, command: Command) -> Decision:
+        return lobby.decide(state, command, self.context())
+
+    async def handle_command(self, command: Command, record: Record | None = None) -> Answer:
+        if isinstance(command.payload, _NEEDS_DIRECTORY):
+            await self.directory.catch_up()
+        answer = await self.runner.handle(command)
+        for follow_up in follow_ups(command, answer):
+            await self.send(follow_up, command.command_id, command.correlation_id)
+        return answer
+
+    async def handle_match_event(self, event: Event, record: Record | None = None) -> None:
+        if event.type != GAME_ENDED:
+            return
+        match = event.stream.removeprefix("match-")
+        code = self.directory.match_rooms.get(match)
+        if code is None:
+            await self.directory.catch_up()
+            code = self.directory.match_rooms.get(match)
+        if code is None:
+            return  # a quick match or an AI game: no room to tell
+        ended = event.payload
+        payload = pb.RoomMatchEnded(
+            match_id=match,
+            winner=ended.winner,
+            reason=ended.reason,
+            winner_player_id=ended.winner_player_id,
+        )
+        follow_up = FollowUp(
+            topics.MATCHMAKING_COMMANDS, room_stream(code), f"ended:{match}", payload
+        )
+        await self.send(follow_up, event.event_id, event.correlation_id)
+
+    async def _fire_timer(self, code: str, command_id: str, timer: pb.RoomTimer) -> None:
+        follow_up = FollowUp(topics.MATCHMAKING_COMMANDS, room_stream(code), command_id, timer)
+        await self.send(follow_up, command_id, "")
+
+    async def send(self, follow_up: FollowUp, causation_id: str, correlation_id: str) -> None:
+        await send_command(
+            self.log,
+            follow_up.topic,
+            follow_up.stream,
+            follow_up.payload,
+            command_id=follow_up.command_id,
+            causation_id=causation_id,
+            correlation_id=correlation_id,
+            clock=self.clock,
+        )
+
+
+async def send_command(
+    log: EventLog,
+    topic: str,
+    stream: str,
+    payload: Message,
+    *,
+    command_id: str | None = None,
+    causation_id: str = "",
+    correlation_id: str = "",
+    clock: Callable[[], datetime] = now,
+) -> Command:
+    """Append one command to ``topic``, keyed by its stream."""
+    command = new_command(
+        stream,
+        payload,
+        command_id=command_id,
+        causation_id=causation_id,
+        correlation_id=correlation_id,
+        clock=clock,
+    )
+    await log.append(topic, [CODEC.command_record(command)])
+    return command
