@@ -13,6 +13,7 @@ from arena_runtime.config import load_settings
 from arena_runtime.eventlog import OutgoingRecord, Record, TopicPartition, TopicSpec
 from arena_runtime.eventlog.embedded import EmbeddedEventLog
 from arena_runtime.host import EXIT_FAILED, ConsumeWorker, Runtime, Service, serve
+from arena_runtime.host.catchup import CatchUp
 from arena_runtime.host.http import HealthApp
 
 TOPIC = "arena.test.commands"
@@ -185,3 +186,23 @@ async def test_host_exits_with_failure_when_a_worker_dies(tmp_path: Path) -> Non
 
     async with asyncio.timeout(60):
         assert await serve(settings, [build]) == EXIT_FAILED
+
+
+async def test_a_member_without_partitions_waits_out_the_grace_unless_the_log_was_empty(
+    log: EmbeddedEventLog,
+) -> None:
+    not_joined = log.consumer("idle", [TOPIC])  # never started: it has no partitions
+    empty_at_start = CatchUp(empty_grace=60)
+    await empty_at_start.snapshot(log, [TOPIC])
+    await empty_at_start.observe_assignment(not_joined)
+    assert empty_at_start.ready()
+
+    await append(log, 5)
+    behind = CatchUp(empty_grace=0.2)
+    await behind.snapshot(log, [TOPIC])
+    assert not behind.ready()  # has not polled yet
+    await behind.observe_assignment(not_joined)
+    assert not behind.ready()  # on Kafka the partitions may still be on their way
+    await asyncio.sleep(0.25)
+    await behind.observe_assignment(not_joined)
+    assert behind.ready()  # more members than partitions: nothing will come
