@@ -44,6 +44,15 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(None, description="redis://host:port/db; unset: in-process")
     topic_prefix: str = Field("", description="Prepended to every topic name.")
     partitions: int = Field(8, ge=1, le=1024, description="Partitions of topics Arena creates.")
+    consumer_session_timeout_ms: int = Field(
+        10_000,
+        ge=1000,
+        le=300_000,
+        description="A consumer-group member silent this long is dropped and its partitions move.",
+    )
+    consumer_heartbeat_ms: int = Field(
+        1000, ge=100, le=60_000, description="How often a consumer-group member heartbeats."
+    )
     http_host: str = Field("127.0.0.1", description="Address the HTTP server binds.")
     http_port: int = Field(8000, ge=0, le=65535, description="Port of the HTTP server.")
     log_level: str = Field("INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")

@@ -13,7 +13,17 @@ def open_event_log(settings: Settings) -> EventLog:
     if settings.kafka_bootstrap:
         from arena_runtime.eventlog.kafka import KafkaEventLog
 
-        return KafkaEventLog(settings.kafka_bootstrap, topic_prefix=settings.topic_prefix)
+        return KafkaEventLog(
+            settings.kafka_bootstrap,
+            topic_prefix=settings.topic_prefix,
+            session_timeout_ms=settings.consumer_session_timeout_ms,
+            heartbeat_interval_ms=settings.consumer_heartbeat_ms,
+        )
     from arena_runtime.eventlog.embedded import EmbeddedEventLog
 
-    return EmbeddedEventLog(settings.data_dir / EMBEDDED_FILE, topic_prefix=settings.topic_prefix)
+    return EmbeddedEventLog(
+        settings.data_dir / EMBEDDED_FILE,
+        topic_prefix=settings.topic_prefix,
+        session_timeout_ms=settings.consumer_session_timeout_ms,
+        heartbeat_interval_ms=settings.consumer_heartbeat_ms,
+    )
