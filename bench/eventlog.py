@@ -138,6 +138,12 @@ async def embedded_figures(
             best(theirs, "read", es.read_all())
             best(ours, "read", await read_all(log, topic))
             best(ours, "consume", await consume_group(log, topic, total))
+    # Like the recorder (SQLite's default), fsync every commit: durable through power loss too.
+    async with EmbeddedEventLog(path.with_name("full.db"), synchronous="FULL") as log:
+        for _ in range(reps):
+            topic, single = await fresh_topic(log, "batched"), await fresh_topic(log, "single")
+            best(ours, "full batched", await append_batched(log, topic, n_batched))
+            best(ours, "full single", await append_singles(log, single, n_single))
     return ours, theirs
 
 
@@ -358,6 +364,8 @@ def run(quick: bool = False) -> None:
             es["single"],
             "(target >= 10,000)",
         )
+        show("embedded, synchronous=FULL, batches of 100", ours["full batched"], es["batched"])
+        show("embedded, synchronous=FULL, acked single appends", ours["full single"], es["single"])
         show("eventsourcing, read all", es["read"])
         show("embedded, read partitions from 0", ours["read"], es["read"], "(target >= 250,000)")
         show("embedded, consumer group poll", ours["consume"], es["read"], "(target >= 250,000)")
