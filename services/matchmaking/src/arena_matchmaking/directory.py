@@ -5,9 +5,10 @@ the open rooms of every partition, a player already seated in another room may n
 queue, a finished match must find its room, and the room timers must be armed after a restart.
 Every matchmaking instance therefore reads all partitions of ``arena.matchmaking.events`` from
 the start and folds the room streams with the rooms' own ``apply``. It lags the log by at most a
-poll; the service reads it up to the end before a decision that depends on it. Requests still
-looking for a code count toward the cap, so a burst of CreateRoom cannot overshoot it within
-one instance; concurrent instances can overshoot by their requests in flight.
+poll; the service reads it up to the end before a decision that depends on it. CreateRoom
+requests this instance accepted that are still looking for a code count toward the cap too, so
+a burst of CreateRoom cannot overshoot it within one instance; concurrent instances can
+overshoot it by their requests in flight.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class LobbyDirectory:
         self.player_rooms: dict[str, str] = {}
         #: Match id -> code of the room that plays it.
         self.match_rooms: dict[str, str] = {}
-        #: CreateRoom command ids with a code picked but no room opened yet.
+        #: CreateRoom command ids this instance accepted whose room is not open yet.
         self.pending: set[str] = set()
         self.offsets: dict[int, int] = {}
         self._gate = SequenceGate()
@@ -90,12 +91,14 @@ class LobbyDirectory:
         if event.stream.startswith(ROOM_PREFIX):
             code = event.stream.removeprefix(ROOM_PREFIX)
             self._room_changed(self.rooms.get(code) or initial_room(code), event.payload)
-        elif event.stream.startswith(PLAYER_PREFIX):
-            match event.payload:
-                case pb.RoomRequested():
-                    self.pending.add(event.payload.create_command_id)
-                case pb.RoomRequestFailed():
-                    self.pending.discard(event.payload.create_command_id)
+        elif event.stream.startswith(PLAYER_PREFIX) and isinstance(
+            event.payload, pb.RoomRequestFailed
+        ):
+            self.pending.discard(event.payload.create_command_id)
+
+    def note_request(self, create_command_id: str) -> None:
+        """A CreateRoom was accepted here just now: count it until its room opens."""
+        self.pending.add(create_command_id)
 
     def _room_changed(self, before: Room, event: object) -> None:
         after = apply_room(before, event)  # type: ignore[arg-type]

@@ -71,6 +71,8 @@ class Matchmaking:
         if isinstance(command.payload, _NEEDS_DIRECTORY):
             await self.directory.catch_up()
         answer = await self.runner.handle(command)
+        if isinstance(command.payload, pb.CreateRoom) and answer.accepted and not answer.repeated:
+            self.directory.note_request(command.command_id)
         for follow_up in follow_ups(command, answer):
             await self.send(follow_up, command.command_id, command.correlation_id)
         return answer

@@ -1,0 +1,194 @@
+"""The matchmaking service over the embedded log: commands in, events and CreateMatch out."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from arena_matchmaking.ids import room_code
+from arena_runtime.config import Settings, load_settings
+from arena_runtime.eventlog import EventLog
+from arena_runtime.eventlog.factory import open_event_log
+from arena_runtime.proto_gen.arena.v1 import envelope_pb2
+from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
+from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+
+from tests.services.matchmaking.harness import LobbyClient, ServiceUnderTest, eventually, player
+
+QUEUE = "queue-maths-warriors-casual"
+
+
+def settings_for(data_dir: Path, **env: str) -> Settings:
+    return load_settings({"ARENA_DATA_DIR": str(data_dir), "ARENA_PARTITIONS": "4", **env})
+
+
+@pytest.fixture
+async def event_log(tmp_path: Path) -> AsyncIterator[EventLog]:
+    log = open_event_log(settings_for(tmp_path))
+    await log.start()
+    yield log
+    await log.close()
+
+
+async def create_room(
+    client: LobbyClient, host: str, settings: pb.RoomSettings | None = None, cid: str | None = None
+) -> pb.RoomOpened:
+    command = pb.CreateRoom(request_id=f"req-{host}", host=player(host), settings=settings)
+    cid = await client.send(f"player-{host}", command, cid)
+    (requested,) = await client.answer(f"player-{host}", cid)
+    assert isinstance(requested.payload, pb.RoomRequested), requested.payload
+
+    async def probe() -> pb.RoomOpened | None:
+        for event in await client.events(f"player-{host}"):
+            if isinstance(event.payload, pb.RoomRequested):
+                for answer in await client.events(f"room-{event.payload.code}"):
+                    payload = answer.payload
+                    if isinstance(payload, pb.RoomOpened) and payload.create_command_id == cid:
+                        return payload
+        return None
+
+    opened: pb.RoomOpened = await eventually(probe, f"no room opened for {cid}")
+    assert opened.request_id == f"req-{host}"
+    return opened
+
+
+async def test_create_join_sends_create_match(tmp_path: Path, event_log: EventLog) -> None:
+    client = LobbyClient(event_log)
+    async with ServiceUnderTest(event_log, settings_for(tmp_path)):
+        chosen = pb.RoomSettings(game_seconds=300, move_seconds=10, preview=True)
+        opened = await create_room(client, "p_alice", chosen, cid="create-alice")
+        assert opened.code == room_code("create-alice", 0)
+        joined = await client.command(f"room-{opened.code}", pb.JoinRoom(player=player("p_bob")))
+        assert isinstance(joined[0], pb.RoomJoined) and isinstance(joined[1], pb.RoomMatchStarted)
+        create = await client.create_match(joined[1].match_id)
+        assert [(s.player_id, s.kind) for s in create.seats] == [
+            ("p_alice", mw.SEAT_KIND_HUMAN),
+            ("p_bob", mw.SEAT_KIND_HUMAN),
+        ]
+        assert create.game_seconds == 300 and create.move_seconds == 10 and create.preview
+        assert create.room_code == opened.code and create.mode == mw.MATCH_MODE_CASUAL
+        assert create.ruleset.first_player_penalty == "strength_only"
+        # A third player finds the room full; the host cannot create another room meanwhile.
+        third = await client.command(f"room-{opened.code}", pb.JoinRoom(player=player("p_carol")))
+        assert third[0].code == "room_full"
+        again = await client.command(
+            "player-p_alice", pb.CreateRoom(host=player("p_alice"), settings=None)
+        )
+        assert again[0].code == "already_in_room"
+
+
+async def test_a_taken_code_moves_on_to_the_next_attempt(
+    tmp_path: Path, event_log: EventLog
+) -> None:
+    client = LobbyClient(event_log)
+    async with ServiceUnderTest(event_log, settings_for(tmp_path)):
+        squatter = await create_room(client, "p_zed", cid="create-zed")
+        # Find a CreateRoom id whose first code is the squatter's: impossible to search for, so
+        # open the room at the code the next request will try first, directly.
+        first = room_code("create-alice", 0)
+        await client.command(
+            f"room-{first}", pb.OpenRoom(host=player("p_zed2"), settings=None), "squat"
+        )
+        opened = await create_room(client, "p_alice", cid="create-alice")
+        assert opened.code == room_code("create-alice", 1) != squatter.code
+        attempts = [
+            e.payload.attempt
+            for e in await client.events("player-p_alice")
+            if isinstance(e.payload, pb.RoomRequested)
+        ]
+        assert attempts == [0, 1]
+
+
+async def test_repeated_create_room_opens_one_room(tmp_path: Path, event_log: EventLog) -> None:
+    client = LobbyClient(event_log)
+    async with ServiceUnderTest(event_log, settings_for(tmp_path)) as service:
+        command = pb.CreateRoom(request_id="r", host=player("p_alice"))
+        for _ in range(3):
+            await client.send("player-p_alice", command, "same-id")
+        opened = await client.wait_event(f"room-{room_code('same-id', 0)}", pb.RoomOpened)
+        await client.answer("player-p_alice", "same-id")
+        await service.matchmaking.directory.catch_up()
+        assert list(service.matchmaking.directory.rooms) == [opened.code]
+        events = await client.events(f"room-{opened.code}")
+        assert [type(e.payload) for e in events] == [pb.RoomOpened]
+
+
+async def test_room_cap(tmp_path: Path, event_log: EventLog) -> None:
+    client = LobbyClient(event_log)
+    async with ServiceUnderTest(event_log, settings_for(tmp_path, ARENA_ROOM_CAP="2")):
+        await create_room(client, "p_a")
+        await create_room(client, "p_b")
+        refused = await client.command("player-p_c", pb.CreateRoom(host=player("p_c")))
+        assert isinstance(refused[0], envelope_pb2.CommandRejected)
+        assert refused[0].code == "room_cap_reached"
+
+
+async def test_quick_match_pairs_in_arrival_order(tmp_path: Path, event_log: EventLog) -> None:
+    client = LobbyClient(event_log)
+    async with ServiceUnderTest(event_log, settings_for(tmp_path)):
+        enqueue = pb.Enqueue(game="maths-warriors", mode=mw.MATCH_MODE_CASUAL)
+        for name in ("p_a", "p_b", "p_c"):
+            enqueue.player.CopyFrom(player(name))
+            await client.command(QUEUE, enqueue)
+        paired = await client.wait_event(QUEUE, pb.PlayersPaired)
+        assert [p.player_id for p in paired.players] == ["p_a", "p_b"]
+        create = await client.create_match(paired.match_id)
+        assert [s.player_id for s in create.seats] == ["p_a", "p_b"]
+        assert create.game_seconds == 720 and create.room_code == ""
+        left = await client.command(QUEUE, pb.Dequeue(player_id="p_c"))
+        assert isinstance(left[0], pb.PlayerDequeued)
+
+
+async def test_play_ai(tmp_path: Path, event_log: EventLog) -> None:
+    client = LobbyClient(event_log)
+    async with ServiceUnderTest(event_log, settings_for(tmp_path)):
+        command = pb.PlayAi(request_id="r", player=player("p_a"), level=mw.AI_LEVEL_MEDIUM)
+        (requested,) = await client.command("player-p_a", command)
+        create = await client.create_match(requested.match_id)
+        assert create.seats[0].player_id == "p_a"
+        assert create.seats[1].kind == mw.SEAT_KIND_AI
+        assert create.seats[1].ai_level == mw.AI_LEVEL_MEDIUM
+
+
+async def test_rematch_after_the_match_ends(tmp_path: Path, event_log: EventLog) -> None:
+    client = LobbyClient(event_log)
+    async with ServiceUnderTest(event_log, settings_for(tmp_path)):
+        opened = await create_room(client, "p_alice")
+        room = f"room-{opened.code}"
+        _, started = await client.command(room, pb.JoinRoom(player=player("p_bob")))
+        await client.end_match(started.match_id)
+        finished = await client.wait_event(room, pb.RoomMatchFinished)
+        assert finished.match_id == started.match_id and finished.reason == "all_captured"
+        await client.command(room, pb.RematchRequest(player_id="p_alice"))
+        accepted = await client.command(room, pb.RematchAccept(player_id="p_bob"))
+        rematch = accepted[1]
+        assert isinstance(rematch, pb.RoomMatchStarted) and rematch.number == 2
+        create = await client.create_match(rematch.match_id)
+        assert [s.player_id for s in create.seats] == ["p_bob", "p_alice"]
+        assert create.room_code == opened.code
+
+
+async def test_timers_fire_after_a_restart(tmp_path: Path, event_log: EventLog) -> None:
+    client = LobbyClient(event_log)
+    settings = settings_for(tmp_path, ARENA_ROOM_WAITING_SECONDS="1", ARENA_ROOM_IDLE_SECONDS="1")
+    service = ServiceUnderTest(event_log, settings)
+    await service.start()
+    waiting = await create_room(client, "p_alice")
+    finished = await create_room(client, "p_carol")
+    room = f"room-{finished.code}"
+    _, started = await client.command(room, pb.JoinRoom(player=player("p_dave")))
+    await service.stop()  # down before either deadline
+    await client.end_match(started.match_id)
+    for name in ("p_carol", "p_dave"):
+        await client.send(room, pb.RoomPresence(player_id=name, connected=False))
+    async with service:
+        closed = await client.wait_event(f"room-{waiting.code}", pb.RoomClosed)
+        assert closed.reason == "expired"
+        closed = await client.wait_event(room, pb.RoomClosed)
+        assert closed.reason == "idle"
+        # The codes are free again.
+        reopened = await client.command(
+            f"room-{waiting.code}", pb.OpenRoom(host=player("p_erin")), "reopen"
+        )
+        assert isinstance(reopened[0], pb.RoomOpened)
