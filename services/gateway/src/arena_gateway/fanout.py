@@ -23,15 +23,22 @@ Deliver = Callable[[Event], Awaitable[None]]
 
 
 class FanoutReader:
-    """A worker (arena_runtime.host.Worker) feeding every new event of ``topics`` to ``deliver``."""
+    """A worker (arena_runtime.host.Worker) feeding every new event of ``topics`` to ``deliver``,
+    and calling ``settle`` after each batch read."""
 
     def __init__(
-        self, log: EventLog, instance: str, topics: Sequence[str], deliver: Deliver
+        self,
+        log: EventLog,
+        instance: str,
+        topics: Sequence[str],
+        deliver: Deliver,
+        settle: Callable[[], None] = lambda: None,
     ) -> None:
         self.name = "gateway:fanout"
         self.topics = list(topics)
         self._log = log
         self._deliver = deliver
+        self._settle = settle
         self._consumer = log.consumer(f"gateway.fanout.{instance}", self.topics)
         self._start: dict[TopicPartition, int] = {}
         self._positioned: set[TopicPartition] = set()
@@ -64,6 +71,7 @@ class FanoutReader:
                     except Exception:
                         # One bad push must not stop every other client's events.
                         log.exception("fan-out delivery failed", stream=event.stream)
+                self._settle()
         finally:
             await self._consumer.stop()
 

@@ -100,6 +100,7 @@ class Hub:
         self.room_status: dict[str, str] = {}
         self._waiting: dict[str, asyncio.Future[Outcome]] = {}
         self._loading: dict[str, list[Event]] = {}
+        self._settling: dict[str, list[Event] | tuple[Event, ...]] = {}
 
     # -- sockets ---------------------------------------------------------------------------
 
@@ -141,10 +142,19 @@ class Hub:
         """Send a command whose answer nobody waits for (disconnects, leaving)."""
         await self.log.append(topic, [CODEC.command_record(command)])
 
-    def _resolve(self, key: str, events: tuple[Event, ...]) -> None:
-        future = self._waiting.pop(key, None)
-        if future is not None and not future.done():
-            future.set_result(outcome_of(events))
+    def _resolve(self, key: str, events: list[Event] | tuple[Event, ...]) -> None:
+        """Answer a waiting command once the records read with this event are all folded: the
+        events of one command are appended together, so they arrive in one read."""
+        if key in self._waiting:
+            self._settling[key] = events
+
+    def settle(self) -> None:
+        """After each read from the log: answer the commands whose answers arrived in it."""
+        settling, self._settling = self._settling, {}
+        for key, events in settling.items():
+            future = self._waiting.pop(key, None)
+            if future is not None and not future.done():
+                future.set_result(outcome_of(events))
 
     # -- events ----------------------------------------------------------------------------
 
@@ -169,8 +179,9 @@ class Hub:
             view = self.views[match_id] = MatchView(match_id)
         if not view.observe(event):
             return
-        if event.batch_index == 0:
-            self._resolve(event.causation_id, tuple(view.answers.get(event.causation_id, ())))
+        if event.batch_index == 0 and event.causation_id in view.answers:
+            # The list grows with the rest of the batch before settle() reads it.
+            self._resolve(event.causation_id, view.answers[event.causation_id])
         self._push_match(view, event)
 
     def _push_match(self, view: MatchView, event: Event) -> None:

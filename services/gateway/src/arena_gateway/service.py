@@ -24,7 +24,7 @@ async def build_service(runtime: Runtime) -> Service:
     gateway = Gateway(settings, hub, runtime.cache)
     instance = uuid.uuid4().hex[:12]
     workers = [
-        FanoutReader(runtime.log, instance, EVENTS, hub.deliver),
+        FanoutReader(runtime.log, instance, EVENTS, hub.deliver, hub.settle),
         Ticker("gateway:heartbeat", settings.ws_heartbeat_seconds, gateway.beat),
         Ticker("gateway:time-sync", settings.ws_time_sync_seconds, gateway.time_sync),
         PreviewRelay(gateway),

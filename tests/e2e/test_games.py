@@ -1,0 +1,221 @@
+"""Complete games through real WebSockets against Arena in this process, on the embedded log:
+human against human, against the AI, the move clock, forfeit after a disconnect, reconnecting in
+the window, rematch, and every limit refused without disturbing the game."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.client import Player
+from tests.e2e.games import Mirror, next_move_push, play_move, play_to_the_end
+from tests.e2e.servers import arena, settings_for
+
+
+@pytest.fixture(scope="module")
+async def url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
+    settings = settings_for(
+        Path(tmp_path_factory.mktemp("e2e")),
+        match_reconnect_seconds=2,
+        match_ai_think_ms=50,
+        ws_time_sync_seconds=0.5,
+    )
+    async with arena(settings) as base:
+        yield base
+
+
+async def signed_in(url: str) -> Player:
+    player = await Player(url).sign_in()
+    await player.connect()
+    return player
+
+
+async def room_game(
+    url: str, **settings: object
+) -> tuple[dict[int, Player], dict[str, object], str]:
+    """Two players in a room: (players by seat, the snapshot, the room code)."""
+    host, guest = await signed_in(url), await signed_in(url)
+    code = (await host.ok("create_room", settings=settings))["code"]
+    assert len(code) == 5 and set(code) <= set("23456789ABCDEFGHJKMNPQRSTUVWXYZ")
+    await guest.ok("join_room", code=code)
+    snapshot = await host.push("snapshot")
+    assert (await guest.push("snapshot"))["match_id"] == snapshot["match_id"]
+    by_id = {host.player_id: host, guest.player_id: guest}
+    seats = {s["seat"]: by_id[s["player_id"]] for s in snapshot["seats"]}
+    return seats, snapshot, code
+
+
+async def test_human_against_human_to_the_end(url: str) -> None:
+    seats, snapshot, _ = await room_game(url)
+    assert snapshot["status"] == "playing" and snapshot["clocks"]["game_seconds"] == 720
+    mirror = Mirror.of(snapshot)
+    over = await play_to_the_end(seats, mirror)
+    assert over["reason"] == "all_captured"
+    # The opponent of each move saw it pushed, in order, ending with the same game_over.
+    for seat, player in seats.items():
+        pushed = [m for m in player.pushes if m["type"] != "time_sync"]
+        theirs = [e for e in mirror.seen if e.get("player", 3 - seat) != seat]
+        assert [m["sequence"] for m in pushed if "sequence" in m][-1] == over["sequence"]
+        assert len(pushed) >= len(theirs)
+    for player in seats.values():
+        await player.close()
+
+
+async def test_a_refused_move_is_a_typed_error_and_changes_nothing(url: str) -> None:
+    seats, snapshot, _ = await room_game(url)
+    waiting = seats[3 - snapshot["to_move"]]
+    assert (await waiting.request("skip"))["code"] == "not_your_turn"
+    mover = seats[snapshot["to_move"]]
+    error = await mover.request("mind", target="D20", tokens=[{"die": "D4", "value": 99}])
+    assert error["code"] == "invalid_token"
+    await mover.ok("skip")  # the game goes on
+    for player in seats.values():
+        await player.close()
+
+
+async def test_a_retried_message_is_answered_again_not_applied_twice(url: str) -> None:
+    seats, snapshot, _ = await room_game(url)
+    mover = seats[snapshot["to_move"]]
+    first = await mover.ok("skip", id="again")
+    second = await mover.ok("skip", id="again")
+
+    def facts(result: dict[str, object]) -> list[tuple[object, ...]]:
+        return [(e["type"], e["sequence"], e["player"]) for e in result["events"]]  # type: ignore[attr-defined,index]
+
+    assert facts(first) == facts(second) and len(first["events"]) == 1
+    mirror = Mirror.of(snapshot)
+    for event in first["events"]:
+        mirror.apply(event)
+    await play_move(seats[mirror.to_move], mirror)  # the other seat is on move: one skip only
+    for player in seats.values():
+        await player.close()
+
+
+async def test_against_the_ai(url: str) -> None:
+    human = await signed_in(url)
+    match_id = (await human.ok("play_ai", level="easy"))["match_id"]
+    snapshot = await human.push("snapshot")
+    assert snapshot["match_id"] == match_id
+    seat = next(s["seat"] for s in snapshot["seats"] if s["player_id"] == human.player_id)
+    assert {s["kind"] for s in snapshot["seats"]} == {"human", "ai"}
+    mirror = Mirror.of(snapshot)
+    for _ in range(400):
+        if mirror.over is not None:
+            break
+        if mirror.to_move == seat:
+            await play_move(human, mirror)
+        else:
+            mirror.apply(await next_move_push(human))
+    assert mirror.over is not None and mirror.over["reason"] == "all_captured"
+    await human.close()
+
+
+async def test_the_move_clock_skips_a_turn(url: str) -> None:
+    seats, snapshot, _ = await room_game(url, move_seconds=1)
+    skipped = await seats[1].push("turn_skipped", reason="timeout")
+    assert skipped["player"] == snapshot["to_move"]
+    await seats[2].push("turn_skipped", reason="timeout")
+    time_sync = await seats[1].push("time_sync")
+    assert time_sync["match_id"] == snapshot["match_id"]
+    for player in seats.values():
+        await player.close()
+
+
+async def test_forfeit_when_the_reconnect_window_closes(url: str) -> None:
+    seats, _, _ = await room_game(url)
+    await seats[1].close()
+    away = await seats[2].push("opponent_disconnected")
+    assert away["seat"] == 1
+    over = await seats[2].push("game_over")
+    assert (over["reason"], over["winner"]) == ("forfeit", 2)
+    await seats[2].close()
+
+
+async def test_reconnect_inside_the_window_gets_the_snapshot(url: str) -> None:
+    seats, snapshot, code = await room_game(url)
+    leaving = seats[1]
+    await leaving.close()
+    await seats[2].push("opponent_disconnected")
+    back = Player(url)
+    back.player_id, back.token = leaving.player_id, leaving.token
+    await back.connect(auth=False)
+    result = await back.ok("reconnect", code=code, player_id=back.player_id, token=back.token)
+    assert result["match_id"] == snapshot["match_id"]
+    again = await back.push("snapshot")
+    assert again["match_id"] == snapshot["match_id"] and again["status"] == "playing"
+    await seats[2].push("opponent_reconnected")
+    await asyncio.sleep(2.5)  # past the window: no forfeit
+    assert not seats[2].has("game_over")
+    seats[1] = back
+    over = await play_to_the_end(seats, Mirror.of(again))
+    assert over["reason"] == "all_captured"
+    for player in seats.values():
+        await player.close()
+
+
+async def test_rematch_after_a_resignation(url: str) -> None:
+    seats, snapshot, _ = await room_game(url)
+    result = await seats[1].ok("resign")
+    assert result["events"][-1]["type"] == "game_over"
+    await seats[2].push("game_over")
+    await seats[1].ok("rematch_request")
+    await seats[2].push("lobby", event="rematch_requested")
+    await seats[2].ok("rematch_accept")
+    second = await seats[1].push("snapshot")
+    assert second["match_id"] != snapshot["match_id"]
+    # Players swap seats in a rematch.
+    assert second["seats"][0]["player_id"] == seats[2].player_id
+    for player in seats.values():
+        await player.close()
+
+
+async def test_rematch_declined(url: str) -> None:
+    seats, _, _ = await room_game(url)
+    await seats[2].ok("resign")
+    await seats[2].ok("rematch_request")
+    await seats[1].push("lobby", event="rematch_requested")
+    await seats[1].ok("rematch_decline")
+    await seats[2].push("lobby", event="rematch_declined")
+    for player in seats.values():
+        await player.close()
+
+
+async def test_quick_match_pairs_two_waiting_players(url: str) -> None:
+    a, b = await signed_in(url), await signed_in(url)
+    await a.ok("queue")
+    await b.ok("queue")
+    snapshot = await a.push("snapshot")
+    assert (await b.push("snapshot"))["match_id"] == snapshot["match_id"]
+    assert await a.ok("resign")
+    await a.close()
+    await b.close()
+
+
+async def test_leaving_a_waiting_room_closes_it(url: str) -> None:
+    host = await signed_in(url)
+    code = (await host.ok("create_room"))["code"]
+    await host.close()
+    guest = await signed_in(url)
+    await asyncio.sleep(0.5)
+    assert (await guest.request("join_room", code=code))["type"] == "error"
+    await guest.close()
+
+
+async def test_preview_reaches_the_opponent_only_when_on(url: str) -> None:
+    seats, snapshot, _ = await room_game(url, preview=True)
+    mover = seats[snapshot["to_move"]]
+    dice = snapshot["dice"][str(snapshot["to_move"])]
+    tokens = [{"die": "D4", "value": dice["D4"]}, "+", {"die": "D6", "value": dice["D6"]}]
+    result = await mover.ok("preview", tokens=tokens)
+    assert result == {"value": dice["D4"] + dice["D6"], "error": None, "delivered": True}
+    seen = await seats[3 - snapshot["to_move"]].push("preview")
+    assert seen["value"] == dice["D4"] + dice["D6"]
+    assert (await mover.ok("preview", tokens=tokens[:2]))["error"] == "malformed_expression"
+    off, off_snapshot, _ = await room_game(url)
+    answer = await off[off_snapshot["to_move"]].request("preview", tokens=tokens)
+    assert answer["code"] == "preview_off"
+    for player in [*seats.values(), *off.values()]:
+        await player.close()
