@@ -370,11 +370,14 @@ class EmbeddedEventLog(EventLog):
                         self._writer_pool, self._write_batch, batch
                     )
                 except BaseException as exc:  # the whole transaction failed
+                    failure = (
+                        exc
+                        if isinstance(exc, EventLogError)
+                        else EventLogError(f"embedded log write failed: {exc!r}")
+                    )
                     for item in batch:
                         if not item.future.done():
-                            item.future.set_exception(
-                                exc if isinstance(exc, Exception) else EventLogError(repr(exc))
-                            )
+                            item.future.set_exception(failure)
                     if not isinstance(exc, Exception):
                         raise
                 else:

@@ -145,7 +145,10 @@ class KafkaEventLog(EventLog):
         if count is None:
             producer = _require(self._producer)
             # All topics, so the broker is not asked about (and does not create) this one.
-            cluster = await producer.client.fetch_all_metadata()
+            try:
+                cluster = await producer.client.fetch_all_metadata()
+            except KafkaError as exc:
+                raise EventLogError(f"cannot read the cluster's topics: {exc}") from exc
             found = cluster.partitions_for_topic(self.physical(topic))
             if not found:
                 raise UnknownTopicError(f"unknown topic {topic!r}")
