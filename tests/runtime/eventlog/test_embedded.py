@@ -193,3 +193,24 @@ async def test_a_group_spans_processes_and_survives_a_member_killed(tmp_path: Pa
             await ours.poll(timeout_ms=50)
         assert len(ours.assignment()) == 4
         await ours.stop()
+
+
+async def test_a_member_busy_between_polls_keeps_its_partitions(tmp_path: Path) -> None:
+    async with EmbeddedEventLog(
+        tmp_path / "e.db", session_timeout_ms=300, heartbeat_interval_ms=50
+    ) as log:
+        await log.create_topics([TopicSpec("t", partitions=2)])
+        busy, newcomer = log.consumer("g", ["t"]), log.consumer("g", ["t"])
+        await busy.start()
+        await newcomer.start()
+        await asyncio.sleep(1.0)  # busy does not poll for three session timeouts
+        for _ in range(5):
+            await newcomer.poll(timeout_ms=20)
+        assert len(busy.assignment()) == 2, "still a member: nothing was taken from it"
+        assert newcomer.assignment() == frozenset()
+        deadline = time.monotonic() + 10
+        while len(newcomer.assignment()) < 1 and time.monotonic() < deadline:
+            await asyncio.gather(busy.poll(timeout_ms=20), newcomer.poll(timeout_ms=20))
+        assert len(busy.assignment()) == len(newcomer.assignment()) == 1
+        await busy.stop()
+        await newcomer.stop()

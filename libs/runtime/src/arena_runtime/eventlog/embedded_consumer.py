@@ -1,17 +1,20 @@
 """Consumer groups of the embedded log, kept in the SQLite file so processes can share a group.
 
-Each member has a row in ``group_members`` with an expiry it pushes forward on every heartbeat (at
-most ``heartbeat_interval_ms`` apart while it polls); a member that stops polling for
-``session_timeout_ms`` is dropped by the next member that syncs. From the live members every member
-computes the same range assignment, releases the partitions it should no longer own and claims the
-free ones it should. Ownership lives in ``partition_owners``, so a partition is never owned twice:
-a new member gets a partition only after its previous owner has let go (or expired). Commits are
-fenced by ownership, like Kafka's generation check. Members in the same process are told of a
-change at once; across processes they notice at their next heartbeat.
+Each member has a row in ``group_members`` with an expiry that a background task pushes forward
+every ``heartbeat_interval_ms``, as Kafka's heartbeat thread does, so a slow handler between polls
+keeps its partitions; a member whose process is gone for ``session_timeout_ms`` is dropped by the
+next member that syncs (a polling member syncs at least every heartbeat interval). From the live
+members every member computes the same range assignment, releases the partitions it should no
+longer own and claims the free ones it should. Ownership lives in ``partition_owners``, so a
+partition is never owned twice: a new member gets a partition only after its previous owner has
+let go (or expired). Commits are fenced by ownership, like Kafka's generation check. Members in
+the same process are told of a change at once; across processes they notice at their next sync.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import sqlite3
 import time
@@ -72,6 +75,7 @@ class EmbeddedConsumer(Consumer):
         self._members: tuple[str, ...] = ()
         self._rotation = 0
         self._started = False
+        self._keepalive: asyncio.Task[None] | None = None
 
     # -- membership --------------------------------------------------------------------------
 
@@ -81,11 +85,33 @@ class EmbeddedConsumer(Consumer):
             self._topics[info.id] = info
         self._started = True
         await self._sync()
+        self._keepalive = asyncio.create_task(self._keep_alive(), name=f"heartbeat-{self._group}")
+
+    async def _keep_alive(self) -> None:
+        group, member = self._group, self._member
+        log = self._log
+
+        def heartbeat(conn: sqlite3.Connection) -> int:
+            return conn.execute(
+                "UPDATE group_members SET expires_ms = ? WHERE group_name = ? AND member_id = ?",
+                (now_ms() + log.session_timeout_ms, group, member),
+            ).rowcount
+
+        while self._started and log.is_open:
+            await asyncio.sleep(log.heartbeat_interval_ms / 1000)
+            with contextlib.suppress(EventLogError):
+                if await log.write(heartbeat) == 0:  # expired meanwhile: rejoin at the next poll
+                    self._next_sync = 0.0
 
     async def stop(self) -> None:
         if not self._started:
             return
         self._started = False
+        if self._keepalive is not None:
+            self._keepalive.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keepalive
+            self._keepalive = None
         group, member = self._group, self._member
 
         def leave(conn: sqlite3.Connection) -> None:
