@@ -238,3 +238,9 @@ def test_queue_refusals() -> None:
     seated = LobbyContext(now_ms=0, player_rooms={CAROL.player_id: "ABCDE"})
     assert queue_refusal(queue, enqueue(CAROL), seated) == Code.ALREADY_IN_ROOM
     assert queue_refusal(queue, pb.JoinRoom()) == Code.UNKNOWN_COMMAND
+
+
+def test_a_queued_player_cannot_open_or_join_a_room() -> None:
+    queued = LobbyContext(now_ms=0, player_queues={ALICE.player_id: QUEUE})
+    decided = player_decide(initial_player(ALICE.player_id), create(), ctx=queued)
+    assert isinstance(decided, Rejection) and decided.code == Code.ALREADY_QUEUED

@@ -241,3 +241,8 @@ def test_presence_repeats_and_strangers() -> None:
     assert run(room, pb.RoomPresence(player_id=HOST.player_id, connected=True)) == []
     stranger = pb.RoomPresence(player_id=OTHER.player_id, connected=False)
     assert refused(room, stranger) == Code.NOT_IN_ROOM
+
+
+def test_join_refused_to_a_queued_player() -> None:
+    ctx = LobbyContext(now_ms=CTX.now_ms, player_queues={GUEST.player_id: "queue-x"})
+    assert refused(open_room(), pb.JoinRoom(player=GUEST.to_proto()), ctx) == Code.ALREADY_QUEUED

@@ -136,8 +136,12 @@ async def test_quick_match_pairs_in_arrival_order(tmp_path: Path, event_log: Eve
         create = await client.create_match(paired.match_id)
         assert [s.player_id for s in create.seats] == ["p_a", "p_b"]
         assert create.game_seconds == 720 and create.room_code == ""
+        # p_c still waits, so may not open a room; after leaving the queue they may.
+        refused = await client.command("player-p_c", pb.CreateRoom(host=player("p_c")))
+        assert refused[0].code == "already_queued"
         left = await client.command(QUEUE, pb.Dequeue(player_id="p_c"))
         assert isinstance(left[0], pb.PlayerDequeued)
+        await create_room(client, "p_c")
 
 
 async def test_play_ai(tmp_path: Path, event_log: EventLog) -> None:

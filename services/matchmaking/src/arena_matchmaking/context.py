@@ -43,4 +43,6 @@ class LobbyContext:
     open_rooms: int = 0
     #: Player id -> code of the waiting or playing room they sit in.
     player_rooms: Mapping[str, str] = field(default_factory=dict)
+    #: Player id -> the queue stream they wait in.
+    player_queues: Mapping[str, str] = field(default_factory=dict)
     max_code_attempts: int = MAX_CODE_ATTEMPTS

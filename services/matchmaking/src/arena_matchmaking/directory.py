@@ -4,7 +4,8 @@ A room stream answers for its own code only, but some decisions look wider: the 
 the open rooms of every partition, a player already seated in another room may not join or
 queue, a finished match must find its room, and the room timers must be armed after a restart.
 Every matchmaking instance therefore reads all partitions of ``arena.matchmaking.events`` from
-the start and folds the room streams with the rooms' own ``apply``. It lags the log by at most a
+the start and folds the room streams with the rooms' own ``apply`` (and notes who waits in a
+queue). It lags the log by at most a
 poll; the service reads it up to the end before a decision that depends on it. CreateRoom
 requests this instance accepted that are still looking for a code count toward the cap too, so
 a burst of CreateRoom cannot overshoot it within one instance; concurrent instances can
@@ -23,7 +24,7 @@ from arena_runtime.eventlog import EventLog, Record
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.streams import REJECTED_TYPE, SequenceGate
 
-from arena_matchmaking.lobby import PLAYER_PREFIX, ROOM_PREFIX
+from arena_matchmaking.lobby import PLAYER_PREFIX, QUEUE_PREFIX, ROOM_PREFIX
 from arena_matchmaking.rooms import Room, RoomStatus, apply_room, initial_room
 
 log = telemetry.get_logger(__name__)
@@ -51,6 +52,8 @@ class LobbyDirectory:
         self.rooms: dict[str, Room] = {}
         #: Player id -> code of the waiting or playing room they sit in.
         self.player_rooms: dict[str, str] = {}
+        #: Player id -> the queue stream they wait in.
+        self.player_queues: dict[str, str] = {}
         #: Match id -> code of the room that plays it.
         self.match_rooms: dict[str, str] = {}
         #: CreateRoom command ids this instance accepted whose room is not open yet.
@@ -91,10 +94,22 @@ class LobbyDirectory:
         if event.stream.startswith(ROOM_PREFIX):
             code = event.stream.removeprefix(ROOM_PREFIX)
             self._room_changed(self.rooms.get(code) or initial_room(code), event.payload)
+        elif event.stream.startswith(QUEUE_PREFIX):
+            self._queue_changed(event.stream, event.payload)
         elif event.stream.startswith(PLAYER_PREFIX) and isinstance(
             event.payload, pb.RoomRequestFailed
         ):
             self.pending.discard(event.payload.create_command_id)
+
+    def _queue_changed(self, stream: str, event: object) -> None:
+        match event:
+            case pb.PlayerQueued():
+                self.player_queues[event.player.player_id] = stream
+            case pb.PlayerDequeued():
+                self.player_queues.pop(event.player_id, None)
+            case pb.PlayersPaired():
+                for player in event.players:
+                    self.player_queues.pop(player.player_id, None)
 
     def note_request(self, create_command_id: str) -> None:
         """A CreateRoom was accepted here just now: count it until its room opens."""

@@ -62,6 +62,7 @@ class Matchmaking:
             idle_ms=round(self.settings.room_idle_seconds * 1000),
             open_rooms=self.directory.open_rooms,
             player_rooms=self.directory.player_rooms,
+            player_queues=self.directory.player_queues,
         )
 
     def _decide(self, state: lobby.LobbyState, command: Command) -> Decision:

@@ -82,6 +82,9 @@ def _decide(
             room = context.player_rooms.get(lobby.player_id)
             if room is not None:
                 raise LobbyError(Code.ALREADY_IN_ROOM, f"already in room {room}")
+            queue = context.player_queues.get(lobby.player_id)
+            if queue is not None:
+                raise LobbyError(Code.ALREADY_QUEUED, f"waiting in {queue}")
             if context.open_rooms >= context.room_cap:
                 raise LobbyError(Code.ROOM_CAP_REACHED, f"{context.room_cap} rooms are open")
             return [

@@ -257,6 +257,9 @@ def _join(
     elsewhere = context.player_rooms.get(player.player_id)
     if elsewhere is not None and elsewhere != room.code:
         raise LobbyError(Code.ALREADY_IN_ROOM, f"already in room {elsewhere}")
+    queue = context.player_queues.get(player.player_id)
+    if queue is not None:
+        raise LobbyError(Code.ALREADY_QUEUED, f"waiting in {queue}")
     assert room.host is not None
     return [
         pb.RoomJoined(player=player.to_proto()),
