@@ -65,7 +65,9 @@ async def append_values(log: EventLog, topic: str, values: list[bytes]) -> None:
     await log.append(topic, [OutgoingRecord(v, b"t-1") for v in values])
 
 
-async def run_until(loop: ConsumerLoop[Command], done: Callable[[], bool], polls: int = 60) -> None:
+async def run_until(
+    loop: ConsumerLoop[Command], done: Callable[[], bool], polls: int = 240
+) -> None:
     """Poll until ``done()``; bounded, because joining a broker's group takes a few polls."""
     for _ in range(polls):
         if done():
@@ -178,7 +180,7 @@ async def test_run_stops_when_asked(log: EventLog, unique_topic: str, group: str
         stop = asyncio.Event()
         running = asyncio.create_task(loop.run(stop))
         await append_values(log, unique_topic, [command_record("a"), b"junk", command_record("b")])
-        for _ in range(300):
+        for _ in range(1200):  # a bound, not a timing: joining a broker group takes seconds
             if len(seen) == 2:
                 break
             await asyncio.sleep(0.05)

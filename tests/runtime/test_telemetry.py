@@ -52,7 +52,7 @@ async def log(open_log: OpenLog) -> AsyncIterator[EventLog]:
 
 
 async def drain(loop: ConsumerLoop[Any], done: Sized, want: int) -> None:
-    for _ in range(60):
+    for _ in range(240):
         if len(done) >= want:
             return
         await loop.run_once()
