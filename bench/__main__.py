@@ -14,6 +14,7 @@ BENCHES: list[str] = [
     "matrix_games_episodes",
     "streams",
     "projections",
+    "matchmaking",
 ]
 
 
