@@ -11,17 +11,21 @@ from arena_runtime.eventlog import EventLog, TopicSpec
 MATCH_COMMANDS = "arena.commands.match"
 MATCHMAKING_COMMANDS = "arena.commands.matchmaking"
 RATING_COMMANDS = "arena.commands.rating"
+ACCOUNTS_COMMANDS = "arena.commands.accounts"
 MATCH_EVENTS = "arena.match.events"
 MATCHMAKING_EVENTS = "arena.matchmaking.events"
 RATING_EVENTS = "arena.rating.events"
+ACCOUNTS_EVENTS = "arena.accounts.events"
 
 ALL = (
     MATCH_COMMANDS,
     MATCHMAKING_COMMANDS,
     RATING_COMMANDS,
+    ACCOUNTS_COMMANDS,
     MATCH_EVENTS,
     MATCHMAKING_EVENTS,
     RATING_EVENTS,
+    ACCOUNTS_EVENTS,
 )
 
 

@@ -1,0 +1,35 @@
+"""The payloads of proto/arena/v1/accounts.proto: player accounts and their sessions.
+
+Importing this module registers them with the envelope codec's registry
+(:data:`arena_runtime.envelope.SCHEMAS`). It also names the account streams: one per username,
+``account-<lower-cased username>``, so usernames are unique case-insensitively by the log's
+single-writer rule.
+"""
+
+from __future__ import annotations
+
+from google.protobuf.message import Message
+
+from arena_runtime.envelope import SCHEMAS, Schemas
+from arena_runtime.proto_gen.arena.v1 import accounts_pb2 as pb
+
+COMMANDS: tuple[type[Message], ...] = (pb.RegisterAccount, pb.OpenSession, pb.CloseSession)
+EVENTS: tuple[type[Message], ...] = (pb.AccountRegistered, pb.SessionOpened, pb.SessionClosed)
+
+ACCOUNT_PREFIX = "account-"
+
+
+def account_stream(username: str) -> str:
+    """The stream id of a username, e.g. ``account-alice`` for ``Alice``."""
+    return f"{ACCOUNT_PREFIX}{username.lower()}"
+
+
+def register(schemas: Schemas = SCHEMAS) -> None:
+    """Register every accounts payload (once per registry)."""
+    known = set(schemas.types())
+    for message in (*COMMANDS, *EVENTS):
+        if message.DESCRIPTOR.full_name not in known:
+            schemas.add_message(message)
+
+
+register()
