@@ -196,3 +196,22 @@ async def test_timers_fire_after_a_restart(tmp_path: Path, event_log: EventLog) 
             f"room-{waiting.code}", pb.OpenRoom(host=player("p_erin")), "reopen"
         )
         assert isinstance(reopened[0], pb.RoomOpened)
+
+
+async def test_two_instances_share_the_partitions_cap_and_timers(
+    tmp_path: Path, event_log: EventLog
+) -> None:
+    client = LobbyClient(event_log)
+    settings = settings_for(tmp_path, ARENA_ROOM_CAP="4", ARENA_ROOM_WAITING_SECONDS="1")
+    async with ServiceUnderTest(event_log, settings), ServiceUnderTest(event_log, settings):
+        rooms = [await create_room(client, f"p_{n}") for n in range(4)]
+        refused = await client.command("player-p_x", pb.CreateRoom(host=player("p_x")))
+        assert refused[0].code == "room_cap_reached"
+        # Both instances fire every room's timer; each room closes once.
+        for opened in rooms:
+            await client.wait_event(f"room-{opened.code}", pb.RoomClosed)
+        for opened in rooms:
+            events = await client.events(f"room-{opened.code}")
+            assert [type(e.payload) for e in events] == [pb.RoomOpened, pb.RoomClosed]
+        # The codes are free again, so the cap is too.
+        await create_room(client, "p_x")
