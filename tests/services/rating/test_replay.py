@@ -25,14 +25,16 @@ from arena_runtime.host import Runtime, Service, open_runtime
 from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
 from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
 from arena_runtime.readmodels import queries
+from arena_runtime.readmodels.tables import rating_players
 from arena_runtime.schemas.rating import ladder_stream
-from arena_runtime.sql import Projection, session_factory
+from arena_runtime.sql import Projection, engine_from_settings, session_factory
 from arena_runtime.sql.rebuild import runners
 from arena_runtime.streams import fold
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from tests.runtime.sql.conftest import empty_postgres
+from tests.runtime.sql.test_rebuild import arena
 from tests.services.rating import matches
 
 LADDER = ladder_stream("maths-warriors")
@@ -116,7 +118,9 @@ async def run_service(runtime: Runtime, until: Callable[[], Awaitable[bool]], wh
         await service.stop()
 
 
-async def check_replay(settings: Settings, partitions: int, count: int) -> None:
+async def check_replay(
+    settings: Settings, partitions: int, count: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rng = random.Random(5)
     streams = games(rng, count)
     thirds = [
@@ -196,20 +200,44 @@ async def check_replay(settings: Settings, partitions: int, count: int) -> None:
             assert [e.rank for e in board.entries] == list(range(1, len(board.entries) + 1))
             assert len(live_tables["match_index"]) == count
 
-        # Rebuild every projection: identical to the live tables.
-        for runner in runners(settings, log, sessions, projections):
-            await runner.rebuild()
-        assert await snapshot(sessions, projections) == live_tables
+        # A row no event explains: the rebuild must drop it.
+        async with sessions() as session, session.begin():
+            await session.execute(
+                insert(rating_players).values(
+                    game="maths-warriors",
+                    player_id="p_ghost",
+                    display_name="GHOST",
+                    rating=2500,
+                    rating_seq=0,
+                    games=1,
+                    wins=1,
+                    losses=0,
+                    ranked_games=1,
+                    last_ended_at_ms=0,
+                )
+            )
+
+    # `arena rebuild`, as an operator runs it: every projection emptied and replayed from the log.
+    names = [p.name for p in projections]
+    argv = [arg for name in names for arg in ("--projection", name)]
+    assert await arena(monkeypatch, settings, "rebuild", *argv) == 0
+    engine = engine_from_settings(settings)
+    try:
+        assert await snapshot(session_factory(engine), projections) == live_tables
+    finally:
+        await engine.dispose()
 
 
-async def test_replay_equals_live_on_the_embedded_log_and_sqlite(tmp_path: Path) -> None:
-    await check_replay(Settings(data_dir=tmp_path), partitions=4, count=45)
+async def test_replay_equals_live_on_the_embedded_log_and_sqlite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await check_replay(Settings(data_dir=tmp_path), 4, 45, monkeypatch)
 
 
 @pytest.mark.kafka
 @pytest.mark.postgres
 async def test_replay_equals_live_on_the_broker_and_postgresql(
-    request: pytest.FixtureRequest, tmp_path: Path
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url: str = request.getfixturevalue("postgres_url")
     await empty_postgres(url)
@@ -219,4 +247,4 @@ async def test_replay_equals_live_on_the_broker_and_postgresql(
         kafka_bootstrap=request.getfixturevalue("kafka_bootstrap"),
         topic_prefix=f"{request.getfixturevalue('topic_prefix')}{secrets.token_hex(3)}.",
     )
-    await check_replay(settings, partitions=2, count=30)
+    await check_replay(settings, 2, 30, monkeypatch)
