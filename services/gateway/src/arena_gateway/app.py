@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from arena_gateway.gateway import Gateway
 from arena_gateway.identity import Principal, PrincipalKind
+from arena_gateway.read_api import create_read_router
 
 bearer = HTTPBearer(auto_error=False)
 
@@ -74,6 +75,7 @@ def create_app(service: Service, gateway: Gateway) -> FastAPI:
         "(docs/protocol.md, docs/asyncapi.yaml).",
     )
     app.state.gateway = gateway
+    app.include_router(create_read_router(get_principal))
 
     @app.get("/healthz", tags=["probes"])
     async def healthz() -> Health:

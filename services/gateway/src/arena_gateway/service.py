@@ -6,6 +6,7 @@ import uuid
 
 from arena_runtime import topics
 from arena_runtime.host import Runtime, Service
+from arena_runtime.sql import session_factory
 
 from arena_gateway.app import create_app
 from arena_gateway.fanout import FanoutReader
@@ -31,4 +32,5 @@ async def build_service(runtime: Runtime) -> Service:
     ]
     service = Service(NAME, workers)
     service.http_app = create_app(service, gateway)
+    service.http_app.state.read_sessions = session_factory(runtime.db)  # for read_api
     return service
