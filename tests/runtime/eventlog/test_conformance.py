@@ -104,6 +104,10 @@ async def test_read_from_any_offset(make_log: LogMaker, topic: str) -> None:
         middle = await log.read(topic, 1, 7, max_records=5)
         assert [r.offset for r in middle] == [7, 8, 9, 10, 11]
         assert [r.value for r in middle] == [b"7", b"8", b"9", b"10", b"11"]
+        onwards = await log.read(topic, 1, 12, max_records=3)
+        assert [r.offset for r in onwards] == [12, 13, 14]
+        back = await log.read(topic, 1, 2, max_records=2)
+        assert [r.offset for r in back] == [2, 3]
         tail = await log.read(topic, 1, 25)
         assert [r.offset for r in tail] == [25, 26, 27, 28, 29]
         assert await log.read(topic, 1, 30) == []

@@ -78,6 +78,8 @@ class KafkaEventLog(EventLog):
         self._reader: AIOKafkaConsumer | None = None
         self._reader_lock = asyncio.Lock()
         self._known_ends: dict[KafkaTopicPartition, int] = {}
+        # Where the reader stands after the last read: reading on from there keeps its prefetch.
+        self._reader_at: tuple[KafkaTopicPartition, int] | None = None
 
     async def start(self) -> None:
         if self._producer is not None:
@@ -194,8 +196,9 @@ class KafkaEventLog(EventLog):
                 end = (await self._true_ends([tp]))[tp]
             if offset >= end:
                 return []
-            reader.assign([tp])
-            reader.seek(tp, offset)
+            if self._reader_at != (tp, offset):
+                reader.assign([tp])
+                reader.seek(tp, offset)
             out: list[Record] = []
             position = offset
             while len(out) < max_records and position < end:
@@ -217,6 +220,7 @@ class KafkaEventLog(EventLog):
                     position = r.offset + 1
                 end = max(end, reader.highwater(tp) or 0)
             self._known_ends[tp] = end
+            self._reader_at = (tp, position)
             return out
 
     async def end_offsets(self, topic: str) -> dict[int, int]:
@@ -237,6 +241,7 @@ class KafkaEventLog(EventLog):
         ends: dict[KafkaTopicPartition, int] = dict(await reader.end_offsets(tps))
         pending = {tp for tp, end in ends.items() if end > 0}
         if pending:
+            self._reader_at = None
             reader.assign(list(pending))
             for tp in pending:
                 reader.seek(tp, ends[tp] - 1)
