@@ -11,11 +11,13 @@ How the levels play (the old client's levels, made precise):
 * ``easy``, ``medium`` and ``hard`` take the near-best move with probability 0.3, 0.6 and 0.85,
   and otherwise a capture drawn uniformly at random. The near-best move maximises a one-move
   evaluation (below) with the spent dice counted at their expected reroll.
-* ``impossible`` always plays its best move, found by simulation: its eight most promising moves
-  (by the same evaluation) are each played out 24 times to the end of the game, with sampled
-  rerolls and a fast greedy policy for both sides, switching to an exact calculation once three
-  dice or fewer are left; the move with the most wins is played. All candidates are simulated
-  with the same seeds (common random numbers), so the comparison is not drowned in dice noise.
+* ``impossible`` always plays its best move. With four dice or fewer left in all it solves the
+  position exactly (:mod:`.endgame`: every capture, every reroll, and skipping) and plays
+  perfectly. Otherwise it simulates: its eight most promising moves (by the evaluation) are each
+  played out 24 times to the end of the game, with sampled rerolls and a fast greedy policy for
+  both sides, switching to the exact solution once three dice or fewer are left; the move with the
+  most wins is played. All candidates are simulated with the same seeds (common random numbers),
+  so the comparison is not drowned in dice noise.
 
 The evaluation favours, in this order: having more dice than the opponent; the opponent having
 few dice that can still capture ours by Strength; high values on our dice (strong Strength attacks,
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .dice import DICE, Dice, Die, Roller, count_active, other
+from .endgame import EXACT_DICE, capture_value, skip_value, win_chance
 from .moves import Mind, Move, Skip, Strength
 from .rules import penalty_applies, strength_allows, timeout_winner
 from .ruleset import FirstPlayerPenalty
@@ -161,83 +164,8 @@ def score_move(state: GameState, cand: Candidate) -> float:
     return score
 
 
-def _can_take(x: int, y: int, strict: bool) -> bool:
-    return strength_allows(x, y, strict)
-
-
-def _mind_pair(a: int, b: int, y: int) -> bool:
-    return find(tuple(sorted((a, b))), y) is not None
-
-
-def _timeout_score(n_mover: int, n_other: int, mover_first: bool, rules: GameState) -> float:
-    mover, first = 1, 1 if mover_first else 2
-    r1, r2 = n_mover, n_other
-    return 1.0 if timeout_winner(r1, r2, first, rules.ruleset) == mover else 0.0
-
-
-def endgame_win_chance(
-    own: Dice, theirs: Dice, mover_first: bool, state: GameState
-) -> float | None:
-    """Exact chance that the player on move wins with at most three dice left in all (the
-    opponent answering optimally), or None for larger positions."""
-    mine = [(d, v) for d, v in zip(DICE, own, strict=True) if v is not None]
-    them = [(d, v) for d, v in zip(DICE, theirs, strict=True) if v is not None]
-    if not them:
-        return 1.0
-    if not mine:
-        return 0.0
-    if len(mine) + len(them) > 3:
-        return None
-    mind_barred = state.ruleset.first_player_penalty is FirstPlayerPenalty.STRENGTH_AND_MIND
-
-    def one_v_one(x: int, y: int, x_first: bool) -> float:
-        if _can_take(x, y, x_first):
-            return 1.0
-        if _can_take(y, x, not x_first):
-            return 0.0
-        return _timeout_score(1, 1, x_first, state)
-
-    if len(mine) == 1 and len(them) == 1:
-        return one_v_one(mine[0][1], them[0][1], mover_first)
-    if len(mine) == 2:  # against one die: any capture wins
-        (_, a1), (_, a2) = mine
-        y = them[0][1]
-        if _can_take(a1, y, mover_first) or _can_take(a2, y, mover_first):
-            return 1.0
-        if not (mover_first and mind_barred) and _mind_pair(a1, a2, y):
-            return 1.0
-        ydie = them[0][0]
-        options = []
-        for keep in (a2, a1):
-            taken = a1 if keep == a2 else a2
-            if _can_take(y, taken, False):
-                rolls = range(1, ydie.sides + 1)
-                options.append(sum(one_v_one(keep, r, mover_first) for r in rolls) / ydie.sides)
-        if options:
-            return min(options)
-        return _timeout_score(2, 1, mover_first, state)
-    # One die against two.
-    xdie, x = mine[0]
-    options = []
-    for _, b in them:
-        if _can_take(x, b, False):
-            remaining = next(v for (_, v) in them if v != b) if them[0][1] != them[1][1] else b
-            rolls = range(1, xdie.sides + 1)
-            options.append(
-                sum(1.0 - one_v_one(remaining, r, not mover_first) for r in rolls) / xdie.sides
-            )
-    if options:
-        return max(options)
-    (_, b1), (_, b2) = them
-    opp_first = not mover_first
-    if _can_take(b1, x, opp_first) or _can_take(b2, x, opp_first):
-        return 0.0
-    if not (opp_first and mind_barred) and _mind_pair(b1, b2, x):
-        return 0.0
-    return _timeout_score(1, 2, mover_first, state)
-
-
 ROLLOUTS = 24
+ROLLOUT_EXACT_DICE = 3  # cheap enough to solve inside every simulated game
 FAST_GAIN = 0.5
 ROLLOUT_PLIES = 40
 
@@ -272,17 +200,26 @@ def _fast_capture(
     return None if best is None else (best[1], best[2])
 
 
+def _has_clock(state: GameState) -> bool:
+    """Whether a stalled game ends (on the game clock) rather than never."""
+    return state.clocks.game_seconds is not None
+
+
 def _rollout(state: GameState, own: Dice, theirs: Dice, me: int, roller: Roller) -> float:
     """Play the rest of the game with the rollout policy; 1.0 if ``me`` wins."""
     dice = {me: list(own), other(me): list(theirs)}
+    clock = _has_clock(state)
     mover = other(me)
     skips = 0
     mind_barred = state.ruleset.first_player_penalty is FirstPlayerPenalty.STRENGTH_AND_MIND
     for _ in range(ROLLOUT_PLIES):
         mover_first = mover == state.first
-        exact = endgame_win_chance(
-            tuple(dice[mover]), tuple(dice[other(mover)]), mover_first, state
-        )
+        own_now, theirs_now = tuple(dice[mover]), tuple(dice[other(mover)])
+        exact = None
+        if count_active(own_now) + count_active(theirs_now) <= ROLLOUT_EXACT_DICE:
+            exact = win_chance(
+                own_now, theirs_now, mover_first=mover_first, rules=state.ruleset, clock=clock
+            )
         if exact is not None:
             return exact if mover == me else 1.0 - exact
         capture = _fast_capture(
@@ -294,6 +231,8 @@ def _rollout(state: GameState, own: Dice, theirs: Dice, me: int, roller: Roller)
         if capture is None:
             skips += 1
             if skips >= 2:
+                if not clock:
+                    return 0.5
                 r = {p: sum(1 for v in dice[p] if v is not None) for p in (1, 2)}
                 winner = timeout_winner(r[1], r[2], state.first, state.ruleset)
                 return 1.0 if winner == me else 0.0
@@ -324,10 +263,36 @@ def _rollout_value(state: GameState, cand: Candidate, seeds: Sequence[int]) -> f
     return total / len(seeds)
 
 
-def _best(state: GameState, moves: list[Candidate], level: Level, roller: Roller) -> Candidate:
+def _best(
+    state: GameState, moves: list[Candidate], level: Level, roller: Roller
+) -> Candidate | None:
+    """The level's best move; None when skipping is strictly better (exact endgames only)."""
     ranked = sorted(moves, key=lambda c: score_move(state, c), reverse=True)
     if level is not Level.IMPOSSIBLE:
         return ranked[0]
+    mover, first = state.to_move, state.to_move == state.first
+    clock = _has_clock(state)
+    own, theirs = state.dice(mover), state.dice(other(mover))
+    if count_active(own) + count_active(theirs) <= EXACT_DICE:
+        values = {
+            id(c): capture_value(
+                own,
+                theirs,
+                c.target.position,
+                tuple(d.position for d in c.used),
+                mover_first=first,
+                rules=state.ruleset,
+                clock=clock,
+            )
+            for c in moves
+        }
+        best = max(moves, key=lambda c: values[id(c)])
+        if (
+            skip_value(own, theirs, mover_first=first, rules=state.ruleset, clock=clock)
+            > values[id(best)]
+        ):
+            return None
+        return best
     shortlist = ranked[:LOOKAHEAD_MOVES]
     seeds = [roller.next64() for _ in range(ROLLOUTS)]
     return max(shortlist, key=lambda c: _rollout_value(state, c, seeds))
@@ -341,5 +306,6 @@ def choose_move(state: GameState, level: Level | str, seed: int) -> Move:
     if not moves:
         return Skip(state.to_move)
     if roller.random() < NEAR_BEST_CHANCE[level]:
-        return _best(state, moves, level, roller).move
+        chosen = _best(state, moves, level, roller)
+        return Skip(state.to_move) if chosen is None else chosen.move
     return moves[roller.below(len(moves))].move
