@@ -1,1 +1,4 @@
-"""Benchmarks run by `make bench`. Each module prints its figures beside a baseline measured in the same run."""
+"""Benchmarks run by `make bench`.
+
+Each module prints its figures beside a baseline measured in the same run.
+"""
