@@ -1,7 +1,8 @@
 """Appends to an embedded log forever, printing each acknowledged record (crash-test subject).
 
 ``python -m tests.runtime.eventlog.crash_writer PATH ROUND``; every line printed is
-``partition offset value`` of a record whose append has returned.
+``partition offset value`` of a record whose append has returned, or ``C partition offset`` for
+a group commit that has returned.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from arena_runtime.eventlog import OutgoingRecord, TopicSpec
 from arena_runtime.eventlog.embedded import EmbeddedEventLog
 
 TOPIC = "crash"
+GROUP = "crash-readers"
 WRITERS = 16
 
 
@@ -37,12 +39,27 @@ async def writer(log: EmbeddedEventLog, round_: str, n: int) -> None:
         sys.stdout.flush()
 
 
+async def committer(log: EmbeddedEventLog) -> None:
+    """A group member that commits what it read; prints ``C partition offset`` per commit."""
+    consumer = log.consumer(GROUP, [TOPIC])
+    await consumer.start()
+    while True:
+        records = await consumer.poll(timeout_ms=100, max_records=50)
+        if records:
+            await consumer.commit()
+            ends: dict[int, int] = {}
+            for r in records:
+                ends[r.partition] = r.offset + 1
+            sys.stdout.write("".join(f"C {p} {o}\n" for p, o in ends.items()))
+            sys.stdout.flush()
+
+
 async def main(path: str, round_: str) -> None:
     log = EmbeddedEventLog(path)
     await log.start()
     await log.create_topics([TopicSpec(TOPIC, partitions=4)])
     print("ready", flush=True)
-    await asyncio.gather(*(writer(log, round_, n) for n in range(WRITERS)))
+    await asyncio.gather(committer(log), *(writer(log, round_, n) for n in range(WRITERS)))
 
 
 if __name__ == "__main__":
