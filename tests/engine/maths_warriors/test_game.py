@@ -152,3 +152,12 @@ def test_verification_detects_a_changed_seed() -> None:
     changed = [(c, replace(ctx, seed=ctx.seed + 1)) for c, ctx in commands]
     assert verify(commands, events)
     assert not verify(changed, events)
+
+
+def test_state_snapshot_is_plain_data() -> None:
+    state = started(seed=4, now=1_000)
+    snapshot = state.to_dict()
+    assert json.loads(json.dumps(snapshot)) == snapshot
+    assert snapshot["dice"] == {"1": list(state.dice1), "2": list(state.dice2)}
+    assert snapshot["status"] == "playing" and snapshot["rules"]["tag"] == "2026.07.31"
+    assert snapshot["game_deadline_ms"] == 721_000

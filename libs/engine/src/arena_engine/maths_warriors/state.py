@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from .clocks import DEFAULT_CLOCKS, ClockSettings
 from .dice import Dice, count_active
@@ -46,6 +47,25 @@ class GameState:
     @property
     def over(self) -> bool:
         return self.status is Status.OVER
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain-data snapshot (what a client is sent), dice in the vectors' format."""
+        return {
+            "status": self.status.value,
+            "rules": self.ruleset.to_dict(),
+            "clocks": {
+                "game_seconds": self.clocks.game_seconds,
+                "move_seconds": self.clocks.move_seconds,
+            },
+            "dice": {"1": list(self.dice1), "2": list(self.dice2)},
+            "first": self.first,
+            "to_move": self.to_move,
+            "move_count": self.move_count,
+            "winner": self.winner,
+            "win_reason": None if self.win_reason is None else self.win_reason.value,
+            "game_deadline_ms": self.game_deadline_ms,
+            "move_deadline_ms": self.move_deadline_ms,
+        }
 
     @classmethod
     def position(
