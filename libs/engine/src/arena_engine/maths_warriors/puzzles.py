@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .dice import DICE, Dice, Die, Roller, roll_all
-from .errors import ErrorCode, Rejection
-from .expression import render
+from .errors import Rejection
 from .moves import DieToken, Mind, MindToken
 from .rules import check_move
 from .solver import MindSolution, assign_dice, find, shortest_minds
@@ -118,15 +117,3 @@ def answer_tokens(puzzle: Puzzle, text_tokens: Sequence[str]) -> tuple[MindToken
         else:
             out.append(tok)
     return tuple(out)
-
-
-__all__ = [
-    "Difficulty",
-    "ErrorCode",
-    "Puzzle",
-    "answer_tokens",
-    "generate",
-    "grade",
-    "hint",
-    "render",
-]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .dice import DICE, DIE_NAMES, Dice, Die, Roller, count_active, other
+from .dice import DIE_NAMES, Dice, Die, Roller, count_active, other
 from .errors import ErrorCode, Rejection
 from .expression import ExpressionError, Token, evaluate_integer
 from .moves import DieToken, Mind, Move, Skip, Strength
@@ -136,16 +136,3 @@ def check_move(state: GameState, move: Move) -> Resolution | Rejection:
     if strict and state.ruleset.first_player_penalty is FirstPlayerPenalty.STRENGTH_AND_MIND:
         return _reject(ErrorCode.FIRST_PLAYER_PENALTY, "the last die cannot be taken by Mind")
     return Resolution(target, tuple(Die(name) for name in attackers))
-
-
-__all__ = [
-    "DICE",
-    "MAX_TOKENS",
-    "FirstPlayer",
-    "Resolution",
-    "check_move",
-    "first_player",
-    "penalty_applies",
-    "strength_allows",
-    "timeout_winner",
-]
