@@ -15,6 +15,7 @@ BENCHES: list[str] = [
     "streams",
     "projections",
     "matchmaking",
+    "rating",
 ]
 
 

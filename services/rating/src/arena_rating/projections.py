@@ -34,7 +34,8 @@ from arena_runtime.readmodels.tables import (
 from arena_runtime.schemas import rating as _rating  # noqa: F401  (registers the payloads)
 from arena_runtime.sql.projection import Projection, Skipped
 from arena_runtime.streams import is_next
-from sqlalchemy import Table, bindparam, insert, select, tuple_, update
+from sqlalchemy import Table, bindparam, case, insert, select, tuple_, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 # Keys per IN (...) lookup: well under every driver's parameter limit.
@@ -219,65 +220,52 @@ class RatingProjection(Projection):
     async def _write_profiles(
         session: AsyncSession, profiles: dict[tuple[str, str], _Profile]
     ) -> None:
+        """One upsert for the batch: new players inserted, known ones added to."""
         if not profiles:
             return
         table = rating_players
-        existing = await _lookup(session, table, ("rating", "rating_seq"), profiles)
-        updates: list[dict[str, Any]] = []
-        inserts: list[dict[str, Any]] = []
-        for (game, player_id), p in profiles.items():
-            if (game, player_id) in existing:
-                old_rating, old_seq = existing[(game, player_id)]
-                updates.append(
-                    {
-                        "k_game": game,
-                        "k_player": player_id,
-                        "display_name": p.display_name,
-                        "added_games": p.games,
-                        "added_wins": p.wins,
-                        "added_losses": p.losses,
-                        "added_ranked": p.ranked_games,
-                        "last_ended_at_ms": p.last_ended_at_ms,
-                        "rating": old_rating if p.rating is None else p.rating,
-                        "rating_seq": old_seq if p.rating is None else p.rating_seq,
-                    }
-                )
-            else:
-                inserts.append(
-                    {
-                        "game": game,
-                        "player_id": player_id,
-                        "display_name": p.display_name,
-                        "rating": START_RATING if p.rating is None else p.rating,
-                        "rating_seq": p.rating_seq,
-                        "games": p.games,
-                        "wins": p.wins,
-                        "losses": p.losses,
-                        "ranked_games": p.ranked_games,
-                        "last_ended_at_ms": p.last_ended_at_ms,
-                    }
-                )
-        if updates:
-            await session.execute(
-                update(table)
-                .where(
-                    table.c.game == bindparam("k_game"),
-                    table.c.player_id == bindparam("k_player"),
-                )
-                .values(
-                    display_name=bindparam("display_name"),
-                    games=table.c.games + bindparam("added_games"),
-                    wins=table.c.wins + bindparam("added_wins"),
-                    losses=table.c.losses + bindparam("added_losses"),
-                    ranked_games=table.c.ranked_games + bindparam("added_ranked"),
-                    last_ended_at_ms=bindparam("last_ended_at_ms"),
-                    rating=bindparam("rating"),
-                    rating_seq=bindparam("rating_seq"),
-                ),
-                updates,
-            )
-        if inserts:
-            await session.execute(insert(table), inserts)
+        rows = [
+            {
+                "game": game,
+                "player_id": player_id,
+                "display_name": p.display_name,
+                "rating": START_RATING if p.rating is None else p.rating,
+                "rating_seq": p.rating_seq,
+                "games": p.games,
+                "wins": p.wins,
+                "losses": p.losses,
+                "ranked_games": p.ranked_games,
+                "last_ended_at_ms": p.last_ended_at_ms,
+            }
+            for (game, player_id), p in profiles.items()
+        ]
+        upsert = _insert_for(session)(table)
+        new = upsert.excluded
+        # rating_seq 0 in the batch: the player was not rated in it, the stored rating stands.
+        rated = new.rating_seq > 0
+        await session.execute(
+            upsert.on_conflict_do_update(
+                index_elements=[table.c.game, table.c.player_id],
+                set_={
+                    "display_name": new.display_name,
+                    "games": table.c.games + new.games,
+                    "wins": table.c.wins + new.wins,
+                    "losses": table.c.losses + new.losses,
+                    "ranked_games": table.c.ranked_games + new.ranked_games,
+                    "last_ended_at_ms": new.last_ended_at_ms,
+                    "rating": case((rated, new.rating), else_=table.c.rating),
+                    "rating_seq": case((rated, new.rating_seq), else_=table.c.rating_seq),
+                },
+            ),
+            rows,
+        )
+
+
+def _insert_for(session: AsyncSession) -> Any:
+    """The dialect's INSERT, which knows ON CONFLICT (PostgreSQL and SQLite alike)."""
+    if session.get_bind().dialect.name == "postgresql":
+        return postgresql.insert
+    return sqlite.insert
 
 
 # -- match index ---------------------------------------------------------------------------------
