@@ -87,6 +87,18 @@ class Settings(BaseSettings):
     command_timeout_seconds: float = Field(
         10, gt=0, description="How long the gateway waits for a command's answer in the log."
     )
+    # -- accounts (docs/architecture.md, "Accounts") ---------------------------------------
+    account_session_seconds: float = Field(
+        604_800, gt=0, description="How long a signed-in account's session token lives."
+    )
+    sign_in_rate: float = Field(
+        0.2,
+        gt=0,
+        description="Sign-in attempts per second per username (ten times that per address).",
+    )
+    sign_in_burst: float = Field(
+        5, ge=1, description="Sign-in attempts allowed at once before the rate applies."
+    )
     # -- match service (docs/online-play.md) -----------------------------------------------
     match_reconnect_seconds: float = Field(
         30, gt=0, le=3600, description="Reconnect window of a player who dropped out of a game."

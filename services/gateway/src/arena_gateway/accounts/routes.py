@@ -1,0 +1,164 @@
+"""The accounts HTTP API: register, upgrade a guest, sign in, list and end sessions.
+
+Refusals are ``{"detail": {"code": ..., "message": ...}}`` with the status of
+:mod:`arena_gateway.accounts.errors`. Routes that act on a session take the caller from the
+bearer token like every other route (``get_principal``), so a caller can only ever name their
+own sessions.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Request, Response, status
+from fastapi.security import HTTPAuthorizationCredentials
+from pydantic import BaseModel, Field
+
+from arena_gateway.accounts.errors import STATUS, AccountError
+from arena_gateway.accounts.service import Accounts, SignedIn
+from arena_gateway.app import bearer, get_principal
+from arena_gateway.identity import Principal
+
+
+class Credentials(BaseModel):
+    username: str = Field(min_length=1, max_length=64, examples=["alice"])
+    password: str = Field(min_length=1, max_length=1024, examples=["correct horse battery"])
+
+
+class Session(BaseModel):
+    """A signed-in session: keep the token, it is shown only once."""
+
+    player_id: str
+    username: str
+    session_id: str
+    token: str
+    expires_at_ms: int
+
+
+class OpenSession(BaseModel):
+    session_id: str
+    expires_at_ms: int | None
+    current: bool
+
+
+class Refusal(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    detail: Refusal
+
+
+def _responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    return {code: {"model": ErrorBody} for code in codes}
+
+
+def get_accounts(request: Request) -> Accounts:
+    accounts: Accounts = request.app.state.accounts
+    return accounts
+
+
+AccountsDep = Annotated[Accounts, Depends(get_accounts)]
+Caller = Annotated[Principal, Depends(get_principal)]
+Token = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+
+router = APIRouter(tags=["accounts"])
+
+
+def _refused(exc: AccountError) -> HTTPException:
+    return HTTPException(exc.status, {"code": exc.code.value, "message": exc.message})
+
+
+def _session(signed_in: SignedIn) -> Session:
+    p = signed_in.principal
+    return Session(
+        player_id=p.player_id,
+        username=p.name,
+        session_id=p.session_id,
+        token=signed_in.token,
+        expires_at_ms=signed_in.expires_at_ms,
+    )
+
+
+@router.post(
+    "/v1/accounts", status_code=status.HTTP_201_CREATED, responses=_responses(409, 422, 503)
+)
+async def register(body: Credentials, accounts: AccountsDep) -> Session:
+    """Create an account and sign it in. Usernames are unique whatever their case."""
+    try:
+        return _session(await accounts.register(body.username, body.password))
+    except AccountError as exc:
+        raise _refused(exc) from None
+
+
+@router.post(
+    "/v1/accounts/upgrade",
+    status_code=status.HTTP_201_CREATED,
+    responses=_responses(401, 409, 422, 503),
+)
+async def upgrade(
+    body: Credentials, caller: Caller, token: Token, accounts: AccountsDep
+) -> Session:
+    """Turn the calling guest into an account with the same player id; the guest token ends."""
+    assert token is not None  # get_principal has refused a call without one
+    try:
+        return _session(
+            await accounts.upgrade(caller, token.credentials, body.username, body.password)
+        )
+    except AccountError as exc:
+        raise _refused(exc) from None
+
+
+@router.post(
+    "/v1/sessions", status_code=status.HTTP_201_CREATED, responses=_responses(401, 429, 503)
+)
+async def sign_in(body: Credentials, request: Request, accounts: AccountsDep) -> Session:
+    """Sign in. A wrong password and an unknown username get the same 401; both are limited."""
+    client = request.client.host if request.client else "unknown"
+    try:
+        return _session(await accounts.sign_in(body.username, body.password, client))
+    except AccountError as exc:
+        raise _refused(exc) from None
+
+
+@router.get("/v1/sessions", responses=_responses(401))
+async def list_sessions(caller: Caller, accounts: AccountsDep) -> list[OpenSession]:
+    """The caller's own open sessions."""
+    return [OpenSession(**s) for s in await accounts.open_sessions(caller)]
+
+
+@router.delete(
+    "/v1/sessions/current",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=_responses(401, 503),
+)
+async def sign_out(caller: Caller, token: Token, accounts: AccountsDep) -> Response:
+    """Sign out: the token is refused from now on, by every gateway instance."""
+    assert token is not None
+    try:
+        await accounts.sign_out(caller, token.credentials)
+    except AccountError as exc:
+        raise _refused(exc) from None
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.delete(
+    "/v1/sessions/{session_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=_responses(401, 404, 503),
+)
+async def end_session(
+    session_id: Annotated[str, Path(pattern=r"^s_[0-9a-f]{16,64}$")],
+    caller: Caller,
+    accounts: AccountsDep,
+) -> Response:
+    """End another of the caller's own sessions (another device); nobody else's."""
+    try:
+        await accounts.close_session(caller, session_id)
+    except AccountError as exc:
+        raise _refused(exc) from None
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+__all__ = ["STATUS", "router"]

@@ -1,0 +1,257 @@
+"""What the accounts routes do: register, upgrade a guest, sign in and out, resolve a token.
+
+Every change is a command to the account's stream, answered by the accounts worker and awaited
+in the log (``Hub.send``); every read for authentication is the ``accounts`` projection.
+
+Sessions. A sign-in appends ``SessionOpened`` (token hash, absolute expiry) and caches the
+principal under ``account-session:<hash>`` until that expiry. A token is resolved from the cache,
+and on a miss (an evicted key, a restarted Redis) from the projection. Sign-out appends
+``SessionClosed`` and overwrites the cache key with a tombstone that lives until the session
+would have expired, so every gateway instance refuses the token at once (they share the cache)
+and a projection that has not yet read the ``SessionClosed`` cannot bring it back.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from arena_runtime import topics
+from arena_runtime.cache import Cache
+from arena_runtime.config import Settings
+from arena_runtime.envelope import new_command
+from arena_runtime.proto_gen.arena.v1 import accounts_pb2 as pb
+from arena_runtime.schemas.accounts import account_stream
+from arena_runtime.streams import StreamRunner
+from google.protobuf.message import Message
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from arena_gateway.accounts.credentials import (
+    check_password,
+    check_username,
+    hash_password,
+    verify_password,
+)
+from arena_gateway.accounts.errors import AccountError, AccountErrorCode
+from arena_gateway.accounts.projection import AccountRow, find_account, find_session
+from arena_gateway.accounts.stream import Account
+from arena_gateway.hub import Hub, Outcome
+from arena_gateway.identity import (
+    Principal,
+    PrincipalKind,
+    SessionStore,
+    new_player_id,
+    token_hash,
+)
+from arena_gateway.protocol import GatewayError
+
+CACHE_PREFIX = "account-session:"
+CLOSED = b"closed"
+SIGN_OUT = "sign_out"
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    principal: Principal
+    token: str
+    expires_at_ms: int
+
+
+class Accounts:
+    def __init__(
+        self,
+        settings: Settings,
+        hub: Hub,
+        cache: Cache,
+        guests: SessionStore,
+        db: async_sessionmaker[AsyncSession],
+        runner: StreamRunner[Account],
+        clock: Callable[[], int] = now_ms,
+    ) -> None:
+        self.settings = settings
+        self.hub = hub
+        self.cache = cache
+        self.guests = guests
+        self.db = db
+        self.runner = runner
+        self.clock = clock
+
+    # -- registration ----------------------------------------------------------------------
+
+    async def register(self, username: str, password: str) -> SignedIn:
+        check_username(username)
+        check_password(password)
+        principal = await self._create(username, password, new_player_id(), "")
+        return await self._open_session(principal)
+
+    async def upgrade(
+        self, guest: Principal, guest_token: str, username: str, password: str
+    ) -> SignedIn:
+        """Make a guest an account with the guest's own player id (its games stay its own).
+
+        The guest's session is consumed first, atomically in the shared cache, so two upgrades
+        racing with one guest token cannot give one player id to two accounts; if the account
+        cannot be created the guest session is put back.
+        """
+        if guest.kind is not PrincipalKind.GUEST:
+            raise AccountError(AccountErrorCode.NOT_A_GUEST, "only a guest can be upgraded")
+        check_username(username)
+        check_password(password)
+        if not await self.guests.revoke(guest_token):
+            raise AccountError(AccountErrorCode.NOT_A_GUEST, "that guest session is gone")
+        try:
+            principal = await self._create(username, password, guest.player_id, guest.name)
+        except BaseException:
+            # Same key and value SessionStore.issue wrote: the guest goes on as before.
+            key = f"session:{token_hash(guest_token)}"
+            await self.cache.set(key, guest.to_json(), self.guests.ttl)
+            raise
+        return await self._open_session(principal)
+
+    async def _create(
+        self, username: str, password: str, player_id: str, guest_name: str
+    ) -> Principal:
+        payload = pb.RegisterAccount(
+            username=username,
+            player_id=player_id,
+            password_hash=await hash_password(password),
+            upgraded_guest_name=guest_name,
+        )
+        await self._send(account_stream(username), payload, f"register:{uuid.uuid4().hex}")
+        return Principal(player_id, username, PrincipalKind.ACCOUNT, session_id="")
+
+    # -- sessions --------------------------------------------------------------------------
+
+    async def sign_in(self, username: str, password: str, client: str) -> SignedIn:
+        """The same refusal for an unknown user and a wrong password, both rate-limited."""
+        key = username.lower()[:64]
+        rate, burst = self.settings.sign_in_rate, self.settings.sign_in_burst
+        # One address may try many names (a household, a NAT), but not without bound.
+        if not (
+            await self.cache.allow(f"sign-in:user:{key}", rate, burst)
+            and await self.cache.allow(f"sign-in:addr:{client}", rate * 10, burst * 10)
+        ):
+            raise AccountError(AccountErrorCode.RATE_LIMITED, "too many sign-in attempts; wait")
+        account = await self._account(username) if len(password) <= 1024 else None
+        if not await verify_password(account.password_hash if account else None, password[:1024]):
+            raise AccountError(AccountErrorCode.INVALID_CREDENTIALS, "wrong username or password")
+        assert account is not None
+        principal = Principal(account.player_id, account.username, PrincipalKind.ACCOUNT, "")
+        return await self._open_session(principal)
+
+    async def _account(self, username: str) -> AccountRow | None:
+        async with self.db() as session:
+            found = await find_account(session, username)
+        if found is None and check_username_quietly(username):
+            # Registered a moment ago and not yet projected: the stream's fold in the log says.
+            view = await self.runner.load(account_stream(username))
+            state = view.state
+            if state.exists:
+                found = AccountRow(state.username, state.player_id, state.password_hash)
+        return found
+
+    async def _open_session(self, principal: Principal) -> SignedIn:
+        token = secrets.token_urlsafe(32)
+        digest = token_hash(token)
+        session_id = f"s_{digest[:16]}"
+        expires = self.clock() + int(self.settings.account_session_seconds * 1000)
+        payload = pb.OpenSession(session_id=session_id, token_hash=digest, expires_at_ms=expires)
+        await self._send(account_stream(principal.name), payload, f"open:{session_id}")
+        signed_in = Principal(principal.player_id, principal.name, principal.kind, session_id)
+        await self._cache(digest, signed_in, expires)
+        return SignedIn(signed_in, token, expires)
+
+    async def sign_out(self, principal: Principal, token: str) -> None:
+        if principal.kind is PrincipalKind.GUEST:
+            await self.guests.revoke(token)
+            return
+        await self.close_session(principal, principal.session_id)
+
+    async def close_session(self, principal: Principal, session_id: str) -> None:
+        """End one of the caller's own sessions; anyone else's is ``unknown_session``."""
+        if principal.kind is not PrincipalKind.ACCOUNT:
+            raise AccountError(AccountErrorCode.UNKNOWN_SESSION, "guests have one session")
+        payload = pb.CloseSession(session_id=session_id, reason=SIGN_OUT)
+        outcome = await self._send(account_stream(principal.name), payload, f"close:{session_id}")
+        closed = outcome.events[0].payload
+        # No session outlives account_session_seconds, so neither need its tombstone.
+        tombstone_ttl = self.settings.account_session_seconds
+        await self.cache.set(CACHE_PREFIX + closed.token_hash, CLOSED, tombstone_ttl)
+
+    async def open_sessions(self, principal: Principal) -> list[dict[str, Any]]:
+        """The caller's own open sessions (ids and expiry only, never a token or its hash)."""
+        if principal.kind is not PrincipalKind.ACCOUNT:
+            return [{"session_id": principal.session_id, "expires_at_ms": None, "current": True}]
+        view = await self.runner.load(account_stream(principal.name))
+        now = self.clock()
+        return [
+            {
+                "session_id": sid,
+                "expires_at_ms": info.expires_at_ms,
+                "current": sid == principal.session_id,
+            }
+            for sid, info in sorted(view.state.sessions.items())
+            if info.expires_at_ms > now and view.state.player_id == principal.player_id
+        ]
+
+    async def resolve(self, token: str) -> Principal | None:
+        """An account's live session by its token (the guests' SessionStore asks on a miss)."""
+        if not token or len(token) > 256:
+            return None
+        digest = token_hash(token)
+        raw = await self.cache.get(CACHE_PREFIX + digest)
+        if raw == CLOSED:
+            return None
+        if raw is not None:
+            data = json.loads(raw)
+            if data["expires_at_ms"] <= self.clock():
+                return None
+            return Principal.from_json(data["principal"].encode())
+        async with self.db() as session:
+            row = await find_session(session, digest)
+        if row is None or row.closed or row.expires_at_ms <= self.clock():
+            return None
+        principal = Principal(row.player_id, row.username, PrincipalKind.ACCOUNT, row.session_id)
+        await self._cache(digest, principal, row.expires_at_ms)
+        return principal
+
+    # -- internals -------------------------------------------------------------------------
+
+    async def _cache(self, digest: str, principal: Principal, expires_at_ms: int) -> None:
+        value = {"principal": principal.to_json().decode(), "expires_at_ms": expires_at_ms}
+        remaining = self._remaining(expires_at_ms)
+        await self.cache.set(CACHE_PREFIX + digest, json.dumps(value).encode(), remaining)
+
+    def _remaining(self, expires_at_ms: int) -> float:
+        return max(1.0, (expires_at_ms - self.clock()) / 1000)
+
+    async def _send(self, stream: str, payload: Message, command_id: str) -> Outcome:
+        command = new_command(stream, payload, command_id=command_id)
+        try:
+            outcome = await self.hub.send(topics.ACCOUNTS_COMMANDS, command)
+        except GatewayError as exc:
+            raise AccountError(AccountErrorCode.UNAVAILABLE, exc.message) from exc
+        if not outcome.accepted:
+            code = outcome.rejection_code
+            known = {c.value for c in AccountErrorCode}
+            if code not in known:
+                raise AccountError(AccountErrorCode.UNAVAILABLE, outcome.rejection_message)
+            raise AccountError(AccountErrorCode(code), outcome.rejection_message)
+        return outcome
+
+
+def check_username_quietly(username: str) -> bool:
+    try:
+        check_username(username)
+    except AccountError:
+        return False
+    return True
