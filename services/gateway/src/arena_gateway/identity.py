@@ -12,6 +12,7 @@ import hashlib
 import json
 import secrets
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -80,6 +81,8 @@ class SessionStore:
     def __init__(self, cache: Cache, ttl_seconds: float) -> None:
         self.cache = cache
         self.ttl = ttl_seconds
+        #: Asked for a token that is no guest's: the accounts' sessions (arena_gateway.accounts).
+        self.fallback: Callable[[str], Awaitable[Principal | None]] | None = None
 
     async def issue(self, player_id: str, name: str, kind: PrincipalKind) -> tuple[Principal, str]:
         """A new session for this identity: (principal, token). The token is shown only once."""
@@ -99,7 +102,7 @@ class SessionStore:
         key = f"session:{token_hash(token)}"
         raw = await self.cache.get(key)
         if raw is None:
-            return None
+            return await self.fallback(token) if self.fallback is not None else None
         await self.cache.touch(key, self.ttl)
         return Principal.from_json(raw)
 

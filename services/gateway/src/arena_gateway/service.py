@@ -8,6 +8,7 @@ from arena_runtime import topics
 from arena_runtime.host import Runtime, Service
 from arena_runtime.sql import session_factory
 
+from arena_gateway.accounts.setup import attach_accounts, mount_accounts
 from arena_gateway.app import create_app
 from arena_gateway.fanout import FanoutReader
 from arena_gateway.gateway import Gateway, PreviewRelay, Ticker
@@ -24,13 +25,16 @@ async def build_service(runtime: Runtime) -> Service:
     hub = Hub(runtime.log, settings.command_timeout_seconds)
     gateway = Gateway(settings, hub, runtime.cache)
     instance = uuid.uuid4().hex[:12]
+    accounts, accounts_workers = attach_accounts(runtime, gateway.sessions, instance)
     workers = [
         FanoutReader(runtime.log, instance, EVENTS, hub.deliver, hub.settle),
         Ticker("gateway:heartbeat", settings.ws_heartbeat_seconds, gateway.beat),
         Ticker("gateway:time-sync", settings.ws_time_sync_seconds, gateway.time_sync),
         PreviewRelay(gateway),
+        *accounts_workers,
     ]
     service = Service(NAME, workers)
     service.http_app = create_app(service, gateway)
+    mount_accounts(service.http_app, accounts)
     service.http_app.state.read_sessions = session_factory(runtime.db)  # for read_api
     return service
