@@ -31,6 +31,24 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _PlayerKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PlayerKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PlayerKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PLAYER_KIND_UNSPECIFIED: _PlayerKind.ValueType  # 0
+    PLAYER_KIND_GUEST: _PlayerKind.ValueType  # 1
+    PLAYER_KIND_ACCOUNT: _PlayerKind.ValueType  # 2
+
+class PlayerKind(_PlayerKind, metaclass=_PlayerKindEnumTypeWrapper):
+    """Who a lobby player is signed in as (issue 5)."""
+
+PLAYER_KIND_UNSPECIFIED: PlayerKind.ValueType  # 0
+PLAYER_KIND_GUEST: PlayerKind.ValueType  # 1
+PLAYER_KIND_ACCOUNT: PlayerKind.ValueType  # 2
+Global___PlayerKind: _TypeAlias = PlayerKind  # noqa: Y015
+
 class _RoomTimerKind:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -61,17 +79,23 @@ class LobbyPlayer(_message.Message):
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     display_name: _builtins.str
+    kind: Global___PlayerKind.ValueType
+    """Guest or signed-in account, from the gateway's Principal; ranked play needs two accounts.
+    Unspecified (records written before issue 5) counts as a guest.
+    """
     def __init__(
         self,
         *,
         player_id: _builtins.str = ...,
         display_name: _builtins.str = ...,
+        kind: Global___PlayerKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "player_id", b"player_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "kind", b"kind", "player_id", b"player_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
