@@ -8,17 +8,22 @@ one-move evaluation; the played move is rated by how far it falls short of the b
 * ``mistake`` — further behind; ``missed_capture`` — a skip while a capture was available;
 * ``forced`` — a skip (or move-clock timeout) with no capture available.
 
+With four dice or fewer left in all, moves are scored exactly instead: the winning chance in
+percent after the move (:mod:`.endgame`, skipping included), with ``good`` within 5 points and
+``inaccuracy`` within 15; a skip there is rated like any move.
+
 The best move is shown with its expression, brackets included.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
 from .ai import Candidate, candidates, score_move
-from .dice import Die
+from .dice import Die, count_active
+from .endgame import EXACT_DICE, capture_value, skip_value
 from .events import Event, MindAttacked, StrengthAttacked, TurnSkipped
 from .expression import render
 from .game import apply
@@ -27,6 +32,8 @@ from .state import GameState
 
 GOOD_MARGIN = 10.0
 INACCURACY_MARGIN = 40.0
+EXACT_GOOD_MARGIN = 5.0
+EXACT_INACCURACY_MARGIN = 15.0
 
 
 class Verdict(StrEnum):
@@ -73,32 +80,84 @@ def _played(state: GameState, event: StrengthAttacked | MindAttacked) -> Candida
     return Candidate(Die(event.target), used, move)
 
 
+def _exact_scores(
+    state: GameState, options: list[Candidate]
+) -> tuple[Callable[[Candidate], float], float] | None:
+    """Winning-chance scorer (percent) and the skip's score, for positions solved exactly."""
+    mover = state.to_move
+    own, theirs = state.dice(mover), state.dice(3 - mover)
+    if count_active(own) + count_active(theirs) > EXACT_DICE:
+        return None
+    first, clock = mover == state.first, state.clocks.game_seconds is not None
+
+    def score(c: Candidate) -> float:
+        used = tuple(d.position for d in c.used)
+        return 100.0 * capture_value(
+            own,
+            theirs,
+            c.target.position,
+            used,
+            mover_first=first,
+            rules=state.ruleset,
+            clock=clock,
+        )
+
+    skip = 100.0 * skip_value(own, theirs, mover_first=first, rules=state.ruleset, clock=clock)
+    return score, skip
+
+
+def _verdict(loss: float, good: float, inaccuracy: float) -> Verdict:
+    if loss <= 1e-9:
+        return Verdict.BEST
+    if loss <= good:
+        return Verdict.GOOD
+    if loss <= inaccuracy:
+        return Verdict.INACCURACY
+    return Verdict.MISTAKE
+
+
+def rate_move(state: GameState, event: StrengthAttacked | MindAttacked | TurnSkipped) -> MoveReview:
+    options = candidates(state)
+    number = state.move_count + 1
+    exact = _exact_scores(state, options)
+    score: Callable[[Candidate], float] = exact[0] if exact else (lambda c: score_move(state, c))
+    scored = sorted(((score(c), c) for c in options), key=lambda x: -x[0])
+    best_score = scored[0][0] if scored else None
+    best_text = describe(scored[0][1], state) if scored else None
+    good, inaccuracy = (
+        (EXACT_GOOD_MARGIN, EXACT_INACCURACY_MARGIN) if exact else (GOOD_MARGIN, INACCURACY_MARGIN)
+    )
+    if isinstance(event, TurnSkipped):
+        played = "skip" if event.reason == "skip" else "move clock ran out"
+        if best_score is None:
+            return MoveReview(number, event.player, played, None, Verdict.FORCED, 0.0)
+        if exact is None:
+            return MoveReview(number, event.player, played, best_text, Verdict.MISSED_CAPTURE, 0.0)
+        skip = exact[1]
+        if skip >= best_score:
+            return MoveReview(number, event.player, played, "skip", Verdict.BEST, 0.0)
+        loss = best_score - skip
+        verdict = _verdict(loss, good, inaccuracy)
+        if verdict is Verdict.MISTAKE:
+            verdict = Verdict.MISSED_CAPTURE
+        return MoveReview(number, event.player, played, best_text, verdict, loss)
+    mine = _played(state, event)
+    played = describe(mine, state)
+    ceiling = max(best_score or 0.0, exact[1] if exact else float("-inf"))
+    loss = max(0.0, ceiling - score(mine))
+    if exact and exact[1] > (best_score or 0.0):
+        best_text = "skip"
+    return MoveReview(
+        number, event.player, played, best_text, _verdict(loss, good, inaccuracy), loss
+    )
+
+
 def review(events: Iterable[Event]) -> list[MoveReview]:
     """Rate every move of a finished (or unfinished) game from its events."""
     reviews: list[MoveReview] = []
     state = GameState()
     for event in events:
         if isinstance(event, (StrengthAttacked, MindAttacked, TurnSkipped)):
-            options = candidates(state)
-            scored = sorted(((score_move(state, c), c) for c in options), key=lambda x: -x[0])
-            best_text = describe(scored[0][1], state) if scored else None
-            number = state.move_count + 1
-            if isinstance(event, TurnSkipped):
-                verdict = Verdict.MISSED_CAPTURE if scored else Verdict.FORCED
-                loss = 0.0
-                played = "skip" if event.reason == "skip" else "move clock ran out"
-            else:
-                mine = _played(state, event)
-                played = describe(mine, state)
-                loss = max(0.0, scored[0][0] - score_move(state, mine)) if scored else 0.0
-                if loss <= 1e-9:
-                    verdict = Verdict.BEST
-                elif loss <= GOOD_MARGIN:
-                    verdict = Verdict.GOOD
-                elif loss <= INACCURACY_MARGIN:
-                    verdict = Verdict.INACCURACY
-                else:
-                    verdict = Verdict.MISTAKE
-            reviews.append(MoveReview(number, event.player, played, best_text, verdict, loss))
+            reviews.append(rate_move(state, event))
         state = apply(state, event)
     return reviews
