@@ -333,7 +333,7 @@ def replay_peak_rss(path: Path, count: int) -> tuple[int, float, float]:
 
 
 def run(quick: bool = False) -> None:
-    scale, reps = (10, 1) if quick else (1, 3)
+    scale, reps = (10, 1) if quick else (1, 2)
     n_batched, n_single, n_es_single = 100_000 // scale, 20_000 // scale, 1_000 // scale
     n_kafka_batched, n_kafka_single, n_kafka_consume = (
         30_000 // scale,
