@@ -32,7 +32,8 @@ class Connection:
         self.player_id = principal.player_id
         self.match_id: str | None = None
         self.room_code: str | None = None
-        self.queued = False
+        #: The queue stream this socket waits in ("" when none).
+        self.queued = ""
         self.watching: set[str] = {f"player-{principal.player_id}"}
         #: Set when a ping went out; cleared by pong. Still set at the next beat: close.
         self.ping_outstanding = False

@@ -28,7 +28,7 @@ from fastapi import WebSocket, WebSocketDisconnect
 from arena_gateway import protocol as p
 from arena_gateway.connection import POLICY_VIOLATION, Connection, message_id, parse
 from arena_gateway.hub import REQUEST, Hub, Outcome, match_push, now_ms, short_type
-from arena_gateway.identity import Principal, SessionStore
+from arena_gateway.identity import Principal, PrincipalKind, SessionStore
 from arena_gateway.limits import (
     DieToken,
     RateLimiter,
@@ -44,6 +44,12 @@ log = telemetry.get_logger(__name__)
 
 PREVIEW_CHANNEL = "gateway.previews"
 QUEUE_STREAM = "queue-maths-warriors-casual"
+MODES = {"casual": mpb.MATCH_MODE_CASUAL, "ranked": mpb.MATCH_MODE_RANKED}
+#: What matchmaking needs to know of the caller for ranked play (docs/online-play.md).
+PLAYER_KINDS = {
+    PrincipalKind.GUEST: lobby.PLAYER_KIND_GUEST,
+    PrincipalKind.ACCOUNT: lobby.PLAYER_KIND_ACCOUNT,
+}
 AI_LEVELS = {
     "easy": mpb.AI_LEVEL_EASY,
     "medium": mpb.AI_LEVEL_MEDIUM,
@@ -159,7 +165,9 @@ class Gateway:
                     await self._tell(topics.MATCHMAKING_COMMANDS, f"room-{code}", presence)
             if connection.queued:
                 await self._tell(
-                    topics.MATCHMAKING_COMMANDS, QUEUE_STREAM, lobby.Dequeue(player_id=player)
+                    topics.MATCHMAKING_COMMANDS,
+                    connection.queued,
+                    lobby.Dequeue(player_id=player),
                 )
 
     async def _tell(self, topic: str, stream: str, payload: Any) -> None:
@@ -190,7 +198,9 @@ class Gateway:
     async def handle(self, c: Connection, m: p.ClientMessage) -> dict[str, Any]:
         """Carry out one client message; the result goes into its ack."""
         who = c.principal
-        me = lobby.LobbyPlayer(player_id=who.player_id, display_name=who.name)
+        me = lobby.LobbyPlayer(
+            player_id=who.player_id, display_name=who.name, kind=PLAYER_KINDS[who.kind]
+        )
         mm = topics.MATCHMAKING_COMMANDS
         if isinstance(m, p.Pong):
             c.ping_outstanding = False
@@ -219,14 +229,16 @@ class Gateway:
             c.room_code = None
             return {"code": code}
         if isinstance(m, p.Queue):
-            payload = lobby.Enqueue(player=me, game=m.game, mode=mpb.MATCH_MODE_CASUAL)
-            await self._send(c, m, mm, QUEUE_STREAM, payload)
-            c.queued = True
-            return {"queue": QUEUE_STREAM}
+            queue = f"queue-{m.game}-{m.mode}"
+            payload = lobby.Enqueue(player=me, game=m.game, mode=MODES[m.mode])
+            await self._send(c, m, mm, queue, payload)
+            c.queued = queue
+            return {"queue": queue}
         if isinstance(m, p.LeaveQueue):
-            await self._send(c, m, mm, QUEUE_STREAM, lobby.Dequeue(player_id=who.player_id))
-            c.queued = False
-            return {"queue": QUEUE_STREAM}
+            queue = c.queued or QUEUE_STREAM
+            await self._send(c, m, mm, queue, lobby.Dequeue(player_id=who.player_id))
+            c.queued = ""
+            return {"queue": queue}
         if isinstance(m, p.PlayAi):
             cid = self._cid(c, m)
             payload = lobby.PlayAi(
@@ -477,7 +489,7 @@ def room_settings(settings: p.RoomSettings) -> lobby.RoomSettings:
         move_seconds=settings.move_seconds,
         ruleset=rules,
         preview=settings.preview,
-        mode=mpb.MATCH_MODE_CASUAL,
+        mode=MODES[settings.mode],
     )
 
 

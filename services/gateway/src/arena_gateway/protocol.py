@@ -36,7 +36,7 @@ class RoomSettings(BaseModel):
         default_factory=dict, max_length=4
     )
     preview: bool = False
-    mode: Literal["casual"] = "casual"
+    mode: Literal["casual", "ranked"] = "casual"
 
 
 class Auth(_Message):
@@ -61,7 +61,7 @@ class LeaveRoom(_Message):
 class Queue(_Message):
     type: Literal["queue"]
     game: Literal["maths-warriors"] = "maths-warriors"
-    mode: Literal["casual"] = "casual"
+    mode: Literal["casual", "ranked"] = "casual"
 
 
 class LeaveQueue(_Message):
