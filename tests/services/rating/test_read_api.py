@@ -210,7 +210,7 @@ async def test_bad_input_gets_a_typed_error(client, path: str, code: int) -> Non
     answer = await http.get(path)
     assert answer.status_code == code, answer.text
     if code in (400, 404):
-        assert answer.json()["detail"]["detail"] in (
+        assert answer.json()["detail"]["code"] in (
             "invalid_cursor",
             "player_not_found",
             "match_not_found",

@@ -5,7 +5,8 @@ service's projections keep as the fold of the log. Every route requires a caller
 built with the app's principal dependency (``create_read_router(get_principal)``), so the same
 token check guards these routes as every other. Inputs are validated before any query: ids by
 pattern and length, ``limit`` 1-100, and a ``cursor`` must be one a page of the same listing
-handed out (otherwise 400 ``invalid_cursor``).
+handed out (otherwise 400, code ``invalid_cursor``). Errors are ``{"detail": {"code",
+"message"}}``.
 
 The app provides the database as ``app.state.read_sessions`` (an ``async_sessionmaker``).
 """
@@ -24,7 +25,7 @@ from arena_runtime.readmodels.queries import (
     Replay,
 )
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, status
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 #: Player ids are the gateway's ``p_<hex>`` (or an AI seat's id); match ids are the match
@@ -49,11 +50,15 @@ Cursor = Annotated[
 ]
 
 
-class ApiError(BaseModel):
-    """An error answer: ``detail`` is a stable code, ``message`` says what was wrong."""
+class ErrorDetail(BaseModel):
+    code: str = Field(description="Stable, for programs", examples=["player_not_found"])
+    message: str = Field(description="For people")
 
-    detail: str
-    message: str
+
+class ApiError(BaseModel):
+    """An error answer (FastAPI's shape: everything under ``detail``)."""
+
+    detail: ErrorDetail
 
 
 NOT_FOUND = {404: {"model": ApiError, "description": "No such player or match"}}
@@ -73,13 +78,13 @@ Session = Annotated[AsyncSession, Depends(read_session)]
 
 def _not_found(what: str, id_: str) -> HTTPException:
     return HTTPException(
-        status.HTTP_404_NOT_FOUND, {"detail": f"{what}_not_found", "message": f"no {what} {id_}"}
+        status.HTTP_404_NOT_FOUND, {"code": f"{what}_not_found", "message": f"no {what} {id_}"}
     )
 
 
 def _bad_cursor(exc: queries.InvalidCursorError) -> HTTPException:
     return HTTPException(
-        status.HTTP_400_BAD_REQUEST, {"detail": "invalid_cursor", "message": str(exc)}
+        status.HTTP_400_BAD_REQUEST, {"code": "invalid_cursor", "message": str(exc)}
     )
 
 
