@@ -77,7 +77,7 @@ def test_create_room_picks_the_first_attempts_code_with_defaults_filled() -> Non
         (pb.RoomSettings(game_seconds=59), Code.INVALID_GAME_CLOCK),
         (pb.RoomSettings(game_seconds=3601), Code.INVALID_GAME_CLOCK),
         (pb.RoomSettings(move_seconds=121), Code.INVALID_MOVE_CLOCK),
-        (pb.RoomSettings(mode=mw.MATCH_MODE_RANKED), Code.MODE_NOT_AVAILABLE),
+        (pb.RoomSettings(mode=mw.MATCH_MODE_RANKED), Code.RANKED_REQUIRES_ACCOUNTS),  # a guest
         (pb.RoomSettings(mode=77), Code.MODE_NOT_AVAILABLE),
         (
             pb.RoomSettings(ruleset=mw.MatchRuleset(timeout_winner="most_dice")),
@@ -230,7 +230,7 @@ def test_queue_refusals() -> None:
     queue = queue_step(initial_queue(QUEUE), enqueue(ALICE), "q1")
     assert queue_refusal(queue, enqueue(ALICE)) == Code.ALREADY_QUEUED
     assert queue_refusal(queue, pb.Dequeue(player_id=BOB.player_id)) == Code.NOT_QUEUED
-    assert queue_refusal(queue, enqueue(BOB, mw.MATCH_MODE_RANKED)) == Code.MODE_NOT_AVAILABLE
+    assert queue_refusal(queue, enqueue(BOB, mw.MATCH_MODE_RANKED)) == Code.UNKNOWN_QUEUE
     other_game = pb.Enqueue(player=BOB.to_proto(), game="digits")
     assert queue_refusal(queue, other_game) == Code.UNKNOWN_QUEUE
     assert queue_refusal(initial_queue("queue-x"), enqueue(BOB)) == Code.UNKNOWN_QUEUE

@@ -17,13 +17,17 @@ class Player:
 
     player_id: str
     display_name: str = ""
+    #: pb.PlayerKind: guest or account (ranked play needs accounts).
+    kind: int = pb.PLAYER_KIND_UNSPECIFIED
 
     @classmethod
     def from_proto(cls, message: pb.LobbyPlayer) -> Player:
-        return cls(message.player_id, message.display_name)
+        return cls(message.player_id, message.display_name, message.kind)
 
     def to_proto(self) -> pb.LobbyPlayer:
-        return pb.LobbyPlayer(player_id=self.player_id, display_name=self.display_name)
+        return pb.LobbyPlayer(
+            player_id=self.player_id, display_name=self.display_name, kind=self.kind
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,8 @@ class LobbyErrorCode(StrEnum):
     UNKNOWN_QUEUE = "unknown_queue"
     ALREADY_QUEUED = "already_queued"
     NOT_QUEUED = "not_queued"
+    # Ranked play (issue 5).
+    RANKED_REQUIRES_ACCOUNTS = "ranked_requires_accounts"
     # A command sent to a stream that does not take it.
     UNKNOWN_COMMAND = "unknown_command"
 

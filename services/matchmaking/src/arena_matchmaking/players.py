@@ -19,6 +19,7 @@ from arena_matchmaking.context import LobbyContext
 from arena_matchmaking.errors import LobbyError
 from arena_matchmaking.errors import LobbyErrorCode as Code
 from arena_matchmaking.ids import match_id, room_code
+from arena_matchmaking.ranked import check_ranked, refuse_ranked
 from arena_matchmaking.room_settings import checked_settings
 
 NO_FREE_CODE = "no_free_code"
@@ -79,6 +80,7 @@ def _decide(
         case pb.CreateRoom():
             _check_sender(lobby, command.host.player_id)
             settings = checked_settings(command.settings)
+            check_ranked(settings.mode, command.host)
             room = context.player_rooms.get(lobby.player_id)
             if room is not None:
                 raise LobbyError(Code.ALREADY_IN_ROOM, f"already in room {room}")
@@ -125,6 +127,7 @@ def _decide(
             _check_sender(lobby, command.player.player_id)
             if command.level not in AI_LEVELS:
                 raise LobbyError(Code.INVALID_AI_LEVEL, f"no AI level {command.level}")
+            refuse_ranked(command.settings.mode)
             return [
                 pb.AiMatchRequested(
                     request_id=command.request_id,

@@ -17,9 +17,14 @@ from arena_matchmaking.context import LobbyContext, Player
 from arena_matchmaking.errors import LobbyError
 from arena_matchmaking.errors import LobbyErrorCode as Code
 from arena_matchmaking.ids import match_id, queue_stream
+from arena_matchmaking.ranked import check_ranked
 
 GAMES = ("maths-warriors",)
-MODES = {mw.MATCH_MODE_UNSPECIFIED: "casual", mw.MATCH_MODE_CASUAL: "casual"}
+MODES = {
+    mw.MATCH_MODE_UNSPECIFIED: "casual",
+    mw.MATCH_MODE_CASUAL: "casual",
+    mw.MATCH_MODE_RANKED: "ranked",
+}
 
 
 @dataclass(frozen=True)
@@ -63,13 +68,12 @@ def _decide(
 ) -> list[Message]:
     match command:
         case pb.Enqueue():
-            if command.mode == mw.MATCH_MODE_RANKED:
-                raise LobbyError(Code.MODE_NOT_AVAILABLE, "ranked queues are not open yet")
             mode = MODES.get(command.mode)
             if command.game not in GAMES or mode is None:
                 raise LobbyError(Code.UNKNOWN_QUEUE, f"no queue for {command.game!r}")
             if queue_stream(command.game, mode) != queue.stream:
                 raise LobbyError(Code.UNKNOWN_QUEUE, f"{command.game} {mode} is not {queue.stream}")
+            check_ranked(command.mode, command.player)
             player = Player.from_proto(command.player)
             if not player.player_id:
                 raise LobbyError(Code.INVALID_PLAYER, "no player id")

@@ -43,7 +43,7 @@ def follow_ups(command: Command, answer: Answer) -> list[FollowUp]:
         return _after_rejection(command, answer.rejection.code)
     sent: list[FollowUp] = []
     for event in answer.events:
-        sent.extend(_after_event(event.payload))
+        sent.extend(_after_event(event.payload, command.stream))
     return sent
 
 
@@ -62,7 +62,7 @@ def _after_rejection(command: Command, code: str) -> list[FollowUp]:
     return []
 
 
-def _after_event(event: Message) -> list[FollowUp]:
+def _after_event(event: Message, stream: str) -> list[FollowUp]:
     match event:
         case pb.RoomRequested():
             return [
@@ -84,7 +84,10 @@ def _after_event(event: Message) -> list[FollowUp]:
             return [_create_match(event.match_id, seats, event.settings, event.code)]
         case pb.PlayersPaired():
             seats = [_human(p) for p in event.players]
-            return [_create_match(event.match_id, seats, default_settings(), "")]
+            settings = default_settings()
+            if stream.endswith("-ranked"):  # queue-<game>-ranked (ids.queue_stream)
+                settings.mode = mw.MATCH_MODE_RANKED
+            return [_create_match(event.match_id, seats, settings, "")]
         case pb.AiMatchRequested():
             level = AI_NAMES.get(event.level, "ai")
             ai = mw.MatchSeat(

@@ -28,9 +28,7 @@ def checked_settings(settings: pb.RoomSettings) -> pb.RoomSettings:
     move = settings.move_seconds if settings.HasField("move_seconds") else DEFAULT_MOVE_SECONDS
     if move not in MOVE_SECONDS:
         raise LobbyError(LobbyErrorCode.INVALID_MOVE_CLOCK, f"move clock {move} s not in 0..120")
-    if settings.mode == mw.MATCH_MODE_RANKED:
-        raise LobbyError(LobbyErrorCode.MODE_NOT_AVAILABLE, "ranked rooms are not open yet")
-    if settings.mode not in (mw.MATCH_MODE_UNSPECIFIED, mw.MATCH_MODE_CASUAL):
+    if settings.mode not in (mw.MATCH_MODE_UNSPECIFIED, mw.MATCH_MODE_CASUAL, mw.MATCH_MODE_RANKED):
         raise LobbyError(LobbyErrorCode.MODE_NOT_AVAILABLE, f"unknown mode {settings.mode}")
     chosen = {name: getattr(settings.ruleset, name) for name in RULESET_OPTIONS}
     try:
@@ -42,7 +40,7 @@ def checked_settings(settings: pb.RoomSettings) -> pb.RoomSettings:
         move_seconds=move,
         ruleset=mw.MatchRuleset(**{name: str(getattr(ruleset, name)) for name in RULESET_OPTIONS}),
         preview=settings.preview,
-        mode=mw.MATCH_MODE_CASUAL,
+        mode=settings.mode or mw.MATCH_MODE_CASUAL,
     )
 
 

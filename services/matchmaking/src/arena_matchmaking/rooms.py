@@ -21,6 +21,7 @@ from arena_matchmaking.context import LobbyContext, Player
 from arena_matchmaking.errors import LobbyError
 from arena_matchmaking.errors import LobbyErrorCode as Code
 from arena_matchmaking.ids import match_id
+from arena_matchmaking.ranked import check_ranked
 
 
 class RoomStatus(StrEnum):
@@ -248,6 +249,8 @@ def _join(
     _check_player(player.player_id)
     if not room.is_open:
         raise LobbyError(Code.ROOM_NOT_FOUND, f"no open room {room.code}")
+    if room.host is not None and room.settings is not None and room.status is RoomStatus.WAITING:
+        check_ranked(room.settings.mode, room.host.to_proto(), player.to_proto())
     if room.host is not None and room.host.player_id == player.player_id:
         raise LobbyError(Code.CANNOT_JOIN_OWN_ROOM, "the host already sits in this room")
     if room.status is not RoomStatus.WAITING:
