@@ -1,0 +1,106 @@
+"""The read side behind the real pipeline: Arena in this process (gateway, match, matchmaking,
+rating, projections on the embedded log); games played through WebSockets show up in the
+players' history, profiles, the match log and its replay, read back through the gateway."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.client import Player
+from tests.e2e.games import Mirror, play_to_the_end
+from tests.e2e.servers import arena, settings_for
+
+SERVICES = ("gateway", "match", "matchmaking", "rating", "projections")
+
+
+@pytest.fixture(scope="module")
+async def url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
+    settings = settings_for(
+        Path(tmp_path_factory.mktemp("read-side")),
+        match_ai_think_ms=50,
+        projection_poll_ms=50,
+    )
+    async with arena(settings, SERVICES) as base:
+        yield base
+
+
+async def read(url: str, token: str, path: str, wait: float = 30) -> dict[str, Any]:
+    """GET ``path`` until it answers 200 (projections follow the log a moment behind)."""
+    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {token}"}) as h:
+        async with asyncio.timeout(wait):
+            while True:
+                answer = await h.get(path)
+                if answer.status_code == 200:
+                    return dict(answer.json())
+                assert answer.status_code == 404, answer.text
+                await asyncio.sleep(0.05)
+
+
+async def test_a_casual_game_is_in_both_histories_unrated(url: str) -> None:
+    host, guest = await Player(url).sign_in(), await Player(url).sign_in()
+    for player in (host, guest):
+        await player.connect()
+    code = (await host.ok("create_room", settings={}))["code"]
+    await guest.ok("join_room", code=code)
+    snapshot = await host.push("snapshot")
+    await guest.push("snapshot")
+    by_id = {host.player_id: host, guest.player_id: guest}
+    seats = {s["seat"]: by_id[s["player_id"]] for s in snapshot["seats"]}
+    over = await play_to_the_end(seats, Mirror.of(snapshot))
+    match_id = snapshot["match_id"]
+    winner = seats[over["winner"]]
+
+    for player in (host, guest):
+        other = guest if player is host else host
+        profile = await read(url, player.token, f"/v1/players/{player.player_id}")
+        (record,) = profile["games"]
+        assert (record["games"], record["ranked_games"], record["rating"]) == (1, 0, 1000)
+        assert record["wins"] == (player is winner)
+        history = await read(url, other.token, f"/v1/players/{player.player_id}/matches")
+        (entry,) = history["matches"]
+        assert entry["match_id"] == match_id
+        assert entry["result"] == ("win" if player is winner else "loss")
+        assert (entry["mode"], entry["reason"], entry["rating_change"]) == (
+            "casual",
+            "all_captured",
+            None,
+        )
+        assert (entry["opponent_id"], entry["opponent_name"]) == (other.player_id, other.name)
+
+    log = await read(url, host.token, f"/v1/matches/{match_id}/events")
+    assert log["status"] == "over" and log["winner"] == over["winner"]
+    assert log["events"][0]["type"] == "arena.v1.MatchCreated"
+    assert log["events"][-1]["type"] == "arena.v1.GameEnded"
+    assert [e["sequence"] for e in log["events"]] == list(range(1, len(log["events"]) + 1))
+    replay = await read(url, guest.token, f"/v1/matches/{match_id}/replay")
+    final = replay["states"][-1]
+    assert (final["status"], final["winner"], final["win_reason"]) == (
+        "over",
+        over["winner"],
+        "all_captured",
+    )
+    loser_dice = final[f"dice{3 - over['winner']}"]
+    assert [d["value"] for d in loser_dice] == [None] * 6
+    board = await read(url, host.token, "/v1/leaderboards/maths-warriors")
+    assert host.player_id not in [e["player_id"] for e in board["entries"]]
+    for player in (host, guest):
+        await player.close()
+
+
+async def test_a_game_against_the_ai_is_in_the_humans_history(url: str) -> None:
+    human = await Player(url).sign_in()
+    await human.connect()
+    match_id = (await human.ok("play_ai", level="easy"))["match_id"]
+    await human.push("snapshot")
+    await human.ok("resign")
+    history = await read(url, human.token, f"/v1/players/{human.player_id}/matches")
+    (entry,) = history["matches"]
+    assert entry["match_id"] == match_id
+    assert (entry["result"], entry["reason"], entry["opponent_ai"]) == ("loss", "forfeit", True)
+    await human.close()
