@@ -1,0 +1,84 @@
+"""Finished matches become RateMatch commands: by the reading rule, once per match id, and the
+same after a restart that missed a match's start."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from pathlib import Path
+
+from arena_rating.results import ResultReader
+from arena_runtime import topics
+from arena_runtime.config import Settings
+from arena_runtime.envelope import CODEC, Command, Event, new_id
+from arena_runtime.eventlog import EventLog
+from arena_runtime.eventlog.factory import open_event_log
+from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
+
+from tests.services.rating import matches
+
+
+async def commands(log: EventLog) -> list[Command]:
+    found = []
+    for partition, end in (await log.end_offsets(topics.RATING_COMMANDS)).items():
+        for record in await log.read(topics.RATING_COMMANDS, partition, 0, end or 1):
+            found.append(CODEC.decode_command(record.value))
+    return found
+
+
+async def feed(reader: ResultReader, log: EventLog, events: list[Event]) -> None:
+    """Hand the reader the records of these events as the consume loop would, in log order."""
+    wanted = {e.event_id for e in events}
+    for partition, end in (await log.end_offsets(topics.MATCH_EVENTS)).items():
+        for record in await log.read(topics.MATCH_EVENTS, partition, 0, max(end, 1)):
+            event = CODEC.decode_event(record.value)
+            if event.event_id in wanted:
+                await reader.handle(event, record)
+
+
+def ranked_game(match_id: str, seed: int) -> list[Event]:
+    seats = (matches.seat("p_a"), matches.seat("p_b"))
+    return matches.match_events(
+        match_id, seats, mw.MATCH_MODE_RANKED, matches.play(random.Random(seed))
+    )
+
+
+async def test_one_command_per_finished_match_even_after_a_restart(tmp_path: Path) -> None:
+    async with open_event_log(Settings(data_dir=tmp_path)) as log:
+        await topics.ensure_topics(log, 2)
+        game = ranked_game("m1", 1)
+        await matches.append(log, game)
+        reader = ResultReader(log)
+        await feed(reader, log, game)
+        (sent,) = await commands(log)
+        assert sent.command_id == "rate:m1" and sent.stream == "ladder-maths-warriors"
+        rate: pb.RateMatch = sent.payload
+        ended: mw.GameEnded = game[-1].payload
+        assert rate.winner.player_id == ended.winner_player_id
+        assert {rate.winner.player_id, rate.loser.player_id} == {"p_a", "p_b"}
+        assert (rate.mode, rate.reason, rate.game) == ("ranked", ended.reason, "maths-warriors")
+
+        # A restarted reader resumes after the match started: it folds the match from the log.
+        second = ranked_game("m2", 2)
+        await matches.append(log, second)
+        restarted = ResultReader(log)
+        await feed(restarted, log, second[-2:])
+        rates = [c.payload for c in await commands(log)]
+        assert [r.match_id for r in rates] == ["m1", "m2"]
+        assert rates[1].winner.player_id == second[-1].payload.winner_player_id
+
+        # A redelivered GameEnded, and a zombie's GameEnded on a taken sequence number: nothing.
+        flipped = mw.GameEnded()
+        flipped.CopyFrom(game[-1].payload)
+        flipped.winner = 3 - flipped.winner
+        zombie = replace(game[-1], event_id=new_id(), batch_id=new_id(), payload=flipped)
+        await matches.append(log, [game[-1], zombie])
+        await feed(restarted, log, [game[-1], zombie])
+        await feed(reader, log, [game[-1], zombie])
+        assert [c.payload.match_id for c in await commands(log)] == ["m1", "m2", "m1"]
+        # (the restarted reader folded m1 from the log: the same command id, which the ladder
+        # answers once; the zombie's winner was never sent)
+        assert {
+            c.payload.winner.player_id for c in await commands(log) if c.payload.match_id == "m1"
+        } == {game[-1].payload.winner_player_id}
