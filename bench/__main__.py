@@ -16,6 +16,7 @@ BENCHES: list[str] = [
     "projections",
     "matchmaking",
     "rating",
+    "match_memory",
 ]
 
 

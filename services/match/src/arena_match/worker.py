@@ -97,6 +97,7 @@ class MatchWorker:
         if record.partition not in self._owned:
             await self._gain(record.partition)
         await self.runner.handle(command)
+        self.runner.compact(command.stream)
         self._streams[record.partition].add(command.stream)
         self._rearm(command.stream)
 
@@ -128,6 +129,7 @@ class MatchWorker:
         self._owned.add(partition)
         self._streams[partition] = {view.stream for view in views}
         for view in views:
+            self.runner.compact(view.stream)
             self._rearm(view.stream)
         log.info("partition gained", partition=partition, matches=len(views))
 
