@@ -13,6 +13,7 @@ from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.proto_gen.arena.v1 import envelope_pb2
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from prometheus_client import REGISTRY
 
 from tests.services.matchmaking.harness import LobbyClient, ServiceUnderTest, eventually, player
 
@@ -186,11 +187,19 @@ async def test_timers_fire_after_a_restart(tmp_path: Path, event_log: EventLog) 
     await client.end_match(started.match_id)
     for name in ("p_carol", "p_dave"):
         await client.send(room, pb.RoomPresence(player_id=name, connected=False))
+    fired = REGISTRY.get_sample_value("arena_room_timers_fired_total", {"kind": "idle"}) or 0
     async with service:
         closed = await client.wait_event(f"room-{waiting.code}", pb.RoomClosed)
         assert closed.reason == "expired"
         closed = await client.wait_event(room, pb.RoomClosed)
         assert closed.reason == "idle"
+        after = REGISTRY.get_sample_value("arena_room_timers_fired_total", {"kind": "idle"})
+        assert after is not None and after >= fired + 1
+
+        async def no_room_open() -> bool:
+            return REGISTRY.get_sample_value("arena_rooms_open") == 0
+
+        await eventually(no_room_open, "arena_rooms_open never came back to 0")
         # The codes are free again.
         reopened = await client.command(
             f"room-{waiting.code}", pb.OpenRoom(host=player("p_erin")), "reopen"

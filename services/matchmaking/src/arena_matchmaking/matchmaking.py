@@ -25,6 +25,7 @@ from arena_matchmaking import lobby
 from arena_matchmaking.context import LobbyContext
 from arena_matchmaking.directory import LobbyDirectory
 from arena_matchmaking.ids import room_stream
+from arena_matchmaking.metrics import ROOMS_OPEN
 from arena_matchmaking.reactions import FollowUp, follow_ups
 from arena_matchmaking.timers import RoomTimers
 
@@ -42,6 +43,8 @@ class Matchmaking:
         self.clock = clock
         self.timers = RoomTimers(self._fire_timer, self.now_ms)
         self.directory = LobbyDirectory(log, on_room=self.timers.track)
+        # In one process the newest instance reports (tests build several; a process runs one).
+        ROOMS_OPEN.set_function(lambda: len(self.directory.rooms))
         self.runner: StreamRunner[lobby.LobbyState] = StreamRunner(
             log,
             topics.MATCHMAKING_EVENTS,

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from arena_runtime import telemetry
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 
+from arena_matchmaking.metrics import ROOM_TIMERS_FIRED
 from arena_matchmaking.rooms import Room
 
 log = telemetry.get_logger(__name__)
@@ -75,6 +76,7 @@ class RoomTimers:
                 timer = pb.RoomTimer(kind=KINDS[kind], deadline_ms=deadline)
                 try:
                     await self.fire(code, timer_command_id(kind, deadline), timer)
+                    ROOM_TIMERS_FIRED.labels(kind).inc()
                 except Exception:
                     log.exception("room timer not sent; retrying in a second", room=code)
                     retry = (self.now_ms() + RETRY_MS, code, kind, deadline)
