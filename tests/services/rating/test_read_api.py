@@ -196,6 +196,7 @@ async def test_a_match_log_and_its_replay_are_the_logged_events_and_the_engines_
         ("/v1/players/p_nobody", 404),
         ("/v1/matches/nope/events", 404),
         ("/v1/matches/nope/replay", 404),
+        ("/v1/leaderboards/chess", 404),
         ("/v1/players/p_a/matches?limit=0", 422),
         ("/v1/players/p_a/matches?limit=101", 422),
         ("/v1/players/p_a/matches?cursor=bm90LWEtY3Vyc29y", 400),
@@ -214,6 +215,7 @@ async def test_bad_input_gets_a_typed_error(client, path: str, code: int) -> Non
             "invalid_cursor",
             "player_not_found",
             "match_not_found",
+            "game_not_found",
         )
 
 

@@ -24,6 +24,7 @@ from arena_runtime.readmodels.queries import (
     PlayerProfile,
     Replay,
 )
+from arena_runtime.schemas.rating import GAMES as LADDER_GAMES
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, status
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -35,7 +36,9 @@ GAME_PATTERN = r"^[a-z0-9-]{1,64}$"
 
 PlayerId = Annotated[str, Path(pattern=ID_PATTERN, description="A player id, e.g. p_0f3a…")]
 MatchId = Annotated[str, Path(pattern=ID_PATTERN, description="A match id (without match-)")]
-Game = Annotated[str, Path(pattern=GAME_PATTERN, description="A game, e.g. maths-warriors")]
+Game = Annotated[
+    str, Path(pattern=GAME_PATTERN, description=f"A game with a ladder: {', '.join(LADDER_GAMES)}")
+]
 Limit = Annotated[
     int, Query(ge=1, le=queries.MAX_PAGE, description="Rows per page (1-100, default 20)")
 ]
@@ -61,7 +64,7 @@ class ApiError(BaseModel):
     detail: ErrorDetail
 
 
-NOT_FOUND = {404: {"model": ApiError, "description": "No such player or match"}}
+NOT_FOUND = {404: {"model": ApiError, "description": "No such player, match or game"}}
 BAD_CURSOR = {400: {"model": ApiError, "description": "The cursor is not one we handed out"}}
 UNAUTHORIZED = {401: {"description": "No valid bearer token"}}
 
@@ -134,7 +137,7 @@ def create_read_router(principal: Callable[..., Any]) -> APIRouter:
             raise _not_found("match", match_id)
         return found
 
-    @router.get("/leaderboards/{game}", responses=BAD_CURSOR)
+    @router.get("/leaderboards/{game}", responses={**BAD_CURSOR, **NOT_FOUND})
     async def get_leaderboard(
         game: Game,
         session: Session,
@@ -142,6 +145,8 @@ def create_read_router(principal: Callable[..., Any]) -> APIRouter:
         cursor: Cursor = None,
     ) -> LeaderboardPage:
         """Rating descending; ties go to whoever reached the rating first, then the player id."""
+        if game not in LADDER_GAMES:
+            raise _not_found("game", game)
         try:
             return await queries.leaderboard(session, game, limit=limit, cursor=cursor)
         except queries.InvalidCursorError as exc:

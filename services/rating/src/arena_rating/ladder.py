@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 from arena_engine import rating as elo
 from arena_runtime.envelope import Command, Event
 from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
-from arena_runtime.schemas.rating import CASUAL, LADDER_PREFIX, MATHS_WARRIORS, RANKED
+from arena_runtime.schemas.rating import CASUAL, LADDER_PREFIX, RANKED
+from arena_runtime.schemas.rating import GAMES as LADDER_GAMES
 from arena_runtime.streams import Decision, Rejection
 
 #: How a game may end (GameEnded.reason); forfeits and timeouts are rated like any win.
 REASONS = frozenset({"all_captured", "timeout", "forfeit"})
 MODES = frozenset({RANKED, CASUAL})
 #: Games that have a ladder (the Elo of each lives in arena_engine.rating).
-GAMES = frozenset({MATHS_WARRIORS})
+GAMES = frozenset(LADDER_GAMES)
 MAX_ID_LENGTH = 200
 
 # Rejection codes.

@@ -18,6 +18,8 @@ EVENTS: tuple[type[Message], ...] = (pb.MatchRated, pb.MatchRecorded)
 
 #: The ladder of Maths Warriors (Elo of the tournament reference §11).
 MATHS_WARRIORS = "maths-warriors"
+#: Every game that has a ladder (and so a leaderboard).
+GAMES: tuple[str, ...] = (MATHS_WARRIORS,)
 LADDER_PREFIX = "ladder-"
 RANKED = "ranked"
 CASUAL = "casual"
