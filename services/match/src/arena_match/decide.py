@@ -23,6 +23,7 @@ from arena_engine.maths_warriors import (
     GameClockExpiry,
     GameState,
     MathsWarriorsError,
+    Move,
     MoveClockTimeout,
     Start,
     Status,
@@ -60,6 +61,9 @@ class Inputs:
     now_ms: int
     seed: int = 0
     ai_seed: int = 0
+    #: The AI's move, when it was chosen ahead (off the event loop) from this state and ai_seed;
+    #: None: choose it here. Either way the same move: choose_move is a function of both.
+    ai_move: Move | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +205,7 @@ def _timer(state: MatchState, payload: Any, inputs: Inputs) -> Decision:
         return _reject(MatchError.STALE_TIMER, "not the AI's turn any more, or not yet due")
     level = state.seat(seat).ai_level
     assert level is not None
-    move = choose_move(game, level, inputs.ai_seed)
+    move = inputs.ai_move or choose_move(game, level, inputs.ai_seed)
     return _engine(state, move, inputs, ai_seed=inputs.ai_seed)
 
 

@@ -6,10 +6,14 @@ partition, catch up, list its streams, and evict finished matches from memory.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
+from arena_engine.maths_warriors import GameState, Move, Status
+from arena_engine.maths_warriors.ai import choose_move
 from arena_runtime import topics
 from arena_runtime.envelope import Command
 from arena_runtime.eventlog import EventLog
@@ -27,6 +31,13 @@ _REJECTED = Answer("", "", rejection=Rejection("answered", "see the log"))
 
 def fresh_seed() -> int:
     return secrets.randbits(63)
+
+
+@dataclass(frozen=True, slots=True)
+class _ChosenMove:
+    game: GameState
+    ai_seed: int
+    move: Move
 
 
 class Decider:
@@ -47,12 +58,37 @@ class Decider:
         self._clock = clock
         self._seeds = seeds
         self._decided_at = at_ms(clock())
+        self._ai_moves: dict[str, _ChosenMove] = {}
 
     def decide(self, state: MatchState, command: Command) -> Decision:
         now = self._clock()
         self._decided_at = at_ms(now)
-        inputs = Inputs(now, self._seeds(), self._seeds())
+        chosen = self._ai_moves.pop(command.stream, None)
+        if chosen is not None and chosen.game is state.game:
+            inputs = Inputs(now, self._seeds(), chosen.ai_seed, chosen.move)
+        else:
+            inputs = Inputs(now, self._seeds(), self._seeds())
         return decide(state, command.stream, command.payload, inputs, self.settings)
+
+    async def choose_ai_move(self, stream: str, state: MatchState, move_number: int) -> None:
+        """Choose the AI's move in a thread before its AiMove is decided.
+
+        The stronger levels think for a fifth of a second; inside ``decide`` that would stall
+        every match of this instance. The move is used only if the state is still the very one
+        it was chosen for; the seed it was chosen with is recorded like any other.
+        """
+        game = state.game
+        if (
+            game.status is not Status.PLAYING
+            or game.move_count != move_number
+            or not state.seat(game.to_move).is_ai
+        ):
+            return
+        level = state.seat(game.to_move).ai_level
+        assert level is not None
+        ai_seed = self._seeds()
+        move = await asyncio.to_thread(choose_move, game, level, ai_seed)
+        self._ai_moves[stream] = _ChosenMove(game, ai_seed, move)
 
     def decided_at(self) -> datetime:
         return self._decided_at
@@ -70,6 +106,7 @@ class MatchRunner(StreamRunner[MatchState]):
             decide=decider.decide,
             clock=decider.decided_at,
         )
+        self.decider = decider
 
     # The runner keeps its streams and per-partition locks to itself; the match service needs
     # them per partition (re-arming timers after a reassignment) and to drop finished matches.

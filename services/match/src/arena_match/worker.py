@@ -19,6 +19,7 @@ from arena_runtime.consumer_loop import ConsumerLoop
 from arena_runtime.envelope import CODEC, Command, new_command
 from arena_runtime.eventlog import Consumer, EventLog, Record, TopicPartition
 from arena_runtime.host.catchup import CatchUp
+from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
 
 from arena_match.clock import now_ms
 from arena_match.runner import MatchRunner
@@ -96,6 +97,12 @@ class MatchWorker:
     async def _handle(self, command: Command, record: Record) -> None:
         if record.partition not in self._owned:
             await self._gain(record.partition)
+        if isinstance(command.payload, pb.AiMove):
+            view = self.runner.view(command.stream)
+            if view is not None:
+                await self.runner.decider.choose_ai_move(
+                    command.stream, view.state, command.payload.move_number
+                )
         await self.runner.handle(command)
         self.runner.compact(command.stream)
         self._streams[record.partition].add(command.stream)

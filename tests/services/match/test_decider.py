@@ -1,0 +1,70 @@
+"""The Decider: the inputs of a decision are chosen once and recorded, an AI move chosen ahead
+(off the event loop) is the one decide would choose, and a state that moved on discards it."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime
+
+from arena_match.decide import MatchSettings
+from arena_match.runner import Decider
+from arena_match.state import MatchState, apply, stream_of
+from arena_runtime.envelope import Event, new_command
+from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
+from arena_runtime.streams import Rejection
+
+from tests.services.match.harness import ALICE, ai, create, human
+
+NOW = 1_790_000_000_000
+
+
+def _fold(state: MatchState, payloads: object, at: datetime) -> MatchState:
+    assert not isinstance(payloads, Rejection), payloads
+    for number, payload in enumerate(payloads, start=1):  # type: ignore[arg-type]
+        event = Event("e", "match-x", number, type(payload).DESCRIPTOR.full_name, payload, at)
+        state = apply(state, event)
+    return state
+
+
+def _ai_on_move() -> tuple[Decider, MatchState]:
+    seeds = itertools.count(1000)
+    decider = Decider(MatchSettings(ai_think_ms=0), clock=lambda: NOW, seeds=lambda: next(seeds))
+    # Pick a seat order where the AI moves first.
+    for first in (human(ALICE), ai(pb.AI_LEVEL_HARD)), (ai(pb.AI_LEVEL_HARD), human(ALICE)):
+        command = new_command(stream_of("x"), create("x", first))
+        state = _fold(MatchState(), decider.decide(MatchState(), command), decider.decided_at())
+        if state.seat(state.game.to_move).is_ai:
+            return decider, state
+    raise AssertionError("no seed order put the AI first")
+
+
+def test_the_decision_time_is_the_envelope_time() -> None:
+    decider = Decider(MatchSettings(), clock=lambda: NOW, seeds=lambda: 7)
+    decided = decider.decide(MatchState(), new_command(stream_of("x"), create("x")))
+    assert not isinstance(decided, Rejection)
+    assert decided[1].started_at_ms == NOW and decided[1].seed == 7
+    assert decider.decided_at() == datetime.fromtimestamp(NOW / 1000, UTC)
+
+
+async def test_an_ai_move_chosen_ahead_is_used_and_recorded() -> None:
+    decider, state = _ai_on_move()
+    timer = pb.AiMove(seat=state.game.to_move, move_number=0, due_ms=NOW)
+    await decider.choose_ai_move(stream_of("x"), state, 0)
+    chosen = decider._ai_moves[stream_of("x")]
+    decided = decider.decide(state, new_command(stream_of("x"), timer))
+    assert not isinstance(decided, Rejection)
+    assert decided[0].ai_seed == chosen.ai_seed
+    assert stream_of("x") not in decider._ai_moves
+
+
+async def test_an_ai_move_chosen_for_another_state_is_not_used() -> None:
+    decider, state = _ai_on_move()
+    await decider.choose_ai_move(stream_of("x"), state, 0)
+    chosen = decider._ai_moves[stream_of("x")]
+    moved_on = MatchState(
+        created=True, seats=state.seats, game=state.game.__class__(**vars(state.game))
+    )
+    timer = pb.AiMove(seat=state.game.to_move, move_number=0, due_ms=NOW)
+    decided = decider.decide(moved_on, new_command(stream_of("x"), timer))
+    assert not isinstance(decided, Rejection)
+    assert decided[0].ai_seed != chosen.ai_seed
