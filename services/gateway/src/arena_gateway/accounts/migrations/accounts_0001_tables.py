@@ -15,7 +15,10 @@ from alembic import op
 revision: str = "accounts_0001_tables"
 down_revision: str | Sequence[str] | None = None
 branch_labels: str | Sequence[str] | None = ("arena_accounts",)
-depends_on: str | Sequence[str] | None = "0001_runtime_tables"
+# Independent of the runtime's tables (none of them is referenced). A second branch depending on
+# 0001_runtime_tables makes Alembic drop that revision from alembic_version, so the database
+# would never report being at every head.
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
