@@ -22,7 +22,7 @@ from arena_runtime.sql import ProjectionRunner, create_engine, session_factory, 
 from sqlalchemy import func, select
 
 from tests.services.rating import matches
-from tests.services.rating.test_replay import snapshot
+from tests.services.rating.harness import snapshot
 
 LADDER = ladder_stream("maths-warriors")
 

@@ -10,7 +10,6 @@ import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 from arena_engine import rating as elo
@@ -27,15 +26,13 @@ from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
 from arena_runtime.readmodels import queries
 from arena_runtime.readmodels.tables import rating_players
 from arena_runtime.schemas.rating import ladder_stream
-from arena_runtime.sql import Projection, engine_from_settings, session_factory
+from arena_runtime.sql import engine_from_settings, session_factory
 from arena_runtime.sql.rebuild import runners
 from arena_runtime.streams import fold
-from sqlalchemy import insert, select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy import insert
 
-from tests.runtime.sql.conftest import empty_postgres
-from tests.runtime.sql.test_rebuild import arena
 from tests.services.rating import matches
+from tests.services.rating.harness import arena, empty_postgres, snapshot
 
 LADDER = ladder_stream("maths-warriors")
 PLAYERS = [f"p_{n:02d}" for n in range(10)]
@@ -96,17 +93,6 @@ def zombies(streams: list[list[Event]]) -> list[Event]:
 
 async def recorded(log: EventLog) -> ladder.Ladder:
     return (await ladder_runner(log).load(LADDER)).state
-
-
-async def snapshot(
-    sessions: async_sessionmaker[AsyncSession], projections: list[Projection]
-) -> dict[str, list[Any]]:
-    tables: dict[str, list[Any]] = {}
-    async with sessions() as session:
-        for projection in projections:
-            for table in projection.tables:
-                tables[table.name] = sorted((await session.execute(select(table))).all())
-    return tables
 
 
 async def run_service(runtime: Runtime, until: Callable[[], Awaitable[bool]], what: str) -> None:
