@@ -1,8 +1,7 @@
-"""Seeded draws: a small, portable generator so that every draw can be replayed anywhere.
+"""Seeded draws for Digits: one SplitMix64 stream per purpose, replayable anywhere.
 
-Python's `random` is avoided on purpose: its helper methods are not promised to stay the same
-across versions, and a recorded game must replay byte for byte. The stream for a purpose is
-derived from the seed and labels with BLAKE2b, then runs SplitMix64.
+The stream for a purpose is derived from the seed and labels with BLAKE2b, so that adding a draw
+for one purpose never shifts the draws of another.
 """
 
 from __future__ import annotations
@@ -11,9 +10,9 @@ import hashlib
 from collections.abc import Sequence
 from typing import TypeVar
 
-T = TypeVar("T")
+from arena_engine.splitmix import SplitMix64
 
-_MASK = (1 << 64) - 1
+T = TypeVar("T")
 
 
 def derive(seed: int | str, *labels: int | str) -> int:
@@ -22,20 +21,13 @@ def derive(seed: int | str, *labels: int | str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
 
 
-class Rng:
-    """SplitMix64: fast, tiny, and the same in every language."""
+class Rng(SplitMix64):
+    """The stream named by `labels` under `seed`."""
 
-    __slots__ = ("_state",)
+    __slots__ = ()
 
     def __init__(self, seed: int | str, *labels: int | str) -> None:
-        self._state = derive(seed, *labels)
-
-    def next64(self) -> int:
-        self._state = (self._state + 0x9E3779B97F4A7C15) & _MASK
-        z = self._state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-        return z ^ (z >> 31)
+        super().__init__(derive(seed, *labels))
 
     def below(self, n: int) -> int:
         """An integer in [0, n); the bias of the multiply-shift is below n / 2**64."""

@@ -1,8 +1,8 @@
 """The six dice, players, and the seeded roller every roll comes from.
 
-Rolls come from SplitMix64 rather than :mod:`random` so that a recorded seed reproduces the same
-values in any language and any Python version; every roll is recorded in the events anyway, so
-replay never needs the generator, only verification does.
+Rolls come from SplitMix64 (:mod:`arena_engine.splitmix`) so that a recorded seed reproduces the
+same values in any language and any Python version; every roll is recorded in the events anyway,
+so replay never needs the generator, only verification does.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from typing import TypeAlias
+
+from arena_engine.splitmix import SplitMix64
 
 
 class Die(StrEnum):
@@ -51,21 +53,10 @@ def count_active(dice: Dice) -> int:
     return sum(1 for value in dice if value is not None)
 
 
-_MASK = (1 << 64) - 1
+class Roller(SplitMix64):
+    """SplitMix64 stream from a seed (taken modulo 2**64), with unbiased die rolls."""
 
-
-class Roller:
-    """SplitMix64 stream from a seed, with unbiased die rolls (rejection sampling)."""
-
-    def __init__(self, seed: int) -> None:
-        self._state = seed & _MASK
-
-    def next64(self) -> int:
-        self._state = (self._state + 0x9E3779B97F4A7C15) & _MASK
-        z = self._state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-        return z ^ (z >> 31)
+    __slots__ = ()
 
     def below(self, n: int) -> int:
         """Uniform integer in [0, n)."""
