@@ -142,7 +142,12 @@ def _with_fallbacks(sim: Sim, orders: tuple[Order | None, ...]) -> list[Order]:
 
 
 def apply(sim: Sim | None, event: Event) -> Sim:
-    """Fold one event: a start builds the Sim; a beat installs its orders and runs its ticks."""
+    """Fold one event: a start builds the Sim; a beat installs its orders and runs its ticks.
+
+    Unlike the other games' ``apply``, this one MUTATES ``sim`` and returns the same object (a
+    Sim is too big to copy per event). A caller that needs the state before an event must keep
+    the events and fold them again (``replay_episode``), not hold on to the old reference.
+    """
     if isinstance(event, EpisodeStarted):
         return Sim(Settings.from_json(event.settings), event.policy_names)
     if sim is None:
