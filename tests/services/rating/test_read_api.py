@@ -154,6 +154,7 @@ async def test_leaderboard_breaks_ties_by_who_reached_the_rating_first(client) -
     assert ratings["p_c"] == 1012 and ratings["p_b"] == ratings["p_d"] == 988
     assert [pid for _, pid, _ in order].index("p_b") < [pid for _, pid, _ in order].index("p_d")
     assert [rank for rank, _, _ in order] == list(range(1, len(order) + 1))
+    assert board["total"] == len(order) == 5
     assert [r for _, _, r in order] == sorted((r for _, _, r in order), reverse=True)
     # Paged one at a time, the same order and ranks.
     paged, cursor = [], None

@@ -113,6 +113,7 @@ class LeaderboardEntry(BaseModel):
 
 class LeaderboardPage(BaseModel):
     game: str
+    total: int = Field(description="Players on the leaderboard (with at least one ranked game)")
     entries: list[LeaderboardEntry]
     next_cursor: str | None
 
@@ -318,7 +319,8 @@ async def leaderboard(
     if more:
         last = rows[-1]
         next_cursor = encode_cursor((last.rating, last.rating_seq, last.player_id, rank + limit))
-    return LeaderboardPage(game=game, entries=entries, next_cursor=next_cursor)
+    total = await leaderboard_size(session, game)
+    return LeaderboardPage(game=game, total=total, entries=entries, next_cursor=next_cursor)
 
 
 async def leaderboard_size(session: AsyncSession, game: str) -> int:
