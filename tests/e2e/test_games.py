@@ -161,6 +161,7 @@ async def test_rematch_after_a_resignation(url: str) -> None:
     result = await seats[1].ok("resign")
     assert result["events"][-1]["type"] == "game_over"
     await seats[2].push("game_over")
+    await seats[1].push("lobby", event="room_match_finished")  # matchmaking knows it is over
     await seats[1].ok("rematch_request")
     await seats[2].push("lobby", event="rematch_requested")
     await seats[2].ok("rematch_accept")
@@ -175,6 +176,7 @@ async def test_rematch_after_a_resignation(url: str) -> None:
 async def test_rematch_declined(url: str) -> None:
     seats, _, _ = await room_game(url)
     await seats[2].ok("resign")
+    await seats[2].push("lobby", event="room_match_finished")
     await seats[2].ok("rematch_request")
     await seats[1].push("lobby", event="rematch_requested")
     await seats[1].ok("rematch_decline")
