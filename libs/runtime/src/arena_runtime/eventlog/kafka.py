@@ -65,10 +65,15 @@ class KafkaEventLog(EventLog):
         client_id: str = "arena",
         session_timeout_ms: int = 10_000,
         heartbeat_interval_ms: int = 1_000,
+        fetch_max_wait_ms: int = 10,
     ) -> None:
         self.bootstrap = bootstrap
         self.session_timeout_ms = session_timeout_ms
         self.heartbeat_interval_ms = heartbeat_interval_ms
+        # How long a fetch at the tail may wait for new records. Tansu answers such a fetch only
+        # when the wait is over, not when a record arrives, so aiokafka's default (500 ms) added
+        # half a second to every read of a fresh record, and a command's answer took a second.
+        self.fetch_max_wait_ms = fetch_max_wait_ms
         self.topic_prefix = topic_prefix
         self.replication_factor = replication_factor
         self.client_id = client_id
@@ -99,6 +104,7 @@ class KafkaEventLog(EventLog):
             group_id=None,
             enable_auto_commit=False,
             auto_offset_reset="earliest",
+            fetch_max_wait_ms=self.fetch_max_wait_ms,
         )
         try:
             await self._admin.start()
@@ -295,6 +301,7 @@ class KafkaConsumer(Consumer):
             auto_offset_reset="earliest",
             session_timeout_ms=self._log.session_timeout_ms,
             heartbeat_interval_ms=self._log.heartbeat_interval_ms,
+            fetch_max_wait_ms=self._log.fetch_max_wait_ms,
         )
         await consumer.start()
         consumer.subscribe(
