@@ -233,4 +233,4 @@ async def test_replay_equals_live_on_the_broker_and_postgresql(
         kafka_bootstrap=request.getfixturevalue("kafka_bootstrap"),
         topic_prefix=f"{request.getfixturevalue('topic_prefix')}{secrets.token_hex(3)}.",
     )
-    await check_replay(settings, 2, 30, monkeypatch)
+    await check_replay(settings, 2, 24, monkeypatch)
