@@ -17,16 +17,10 @@ MATCHMAKING_EVENTS = "arena.matchmaking.events"
 RATING_EVENTS = "arena.rating.events"
 ACCOUNTS_EVENTS = "arena.accounts.events"
 
-ALL = (
-    MATCH_COMMANDS,
-    MATCHMAKING_COMMANDS,
-    RATING_COMMANDS,
-    ACCOUNTS_COMMANDS,
-    MATCH_EVENTS,
-    MATCHMAKING_EVENTS,
-    RATING_EVENTS,
-    ACCOUNTS_EVENTS,
-)
+COMMANDS = (MATCH_COMMANDS, MATCHMAKING_COMMANDS, RATING_COMMANDS, ACCOUNTS_COMMANDS)
+#: The topics analysts read: every fact the system knows.
+EVENTS = (MATCH_EVENTS, MATCHMAKING_EVENTS, RATING_EVENTS, ACCOUNTS_EVENTS)
+ALL = (*COMMANDS, *EVENTS)
 
 
 async def ensure_topics(log: EventLog, partitions: int) -> None:

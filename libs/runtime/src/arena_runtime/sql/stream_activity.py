@@ -171,8 +171,8 @@ class StreamActivity(Projection):
         return []
 
 
-#: The event topics of the four services (commands are not counted).
-EVENT_TOPICS = (topics.MATCH_EVENTS, topics.MATCHMAKING_EVENTS, topics.RATING_EVENTS)
+#: Every event topic (commands are not counted).
+EVENT_TOPICS = topics.EVENTS
 
 
 def stream_activity_projection(settings: Settings) -> StreamActivity:
