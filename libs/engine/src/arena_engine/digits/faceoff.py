@@ -17,6 +17,7 @@ ORDERS: tuple[tuple[int, int, int, int], ...] = tuple(
     (p[0], p[1], p[2], p[3]) for p in permutations(range(4))
 )
 ARRANGEMENT_COUNT = len(ORDERS) * 16
+#: The arrangement that leaves the saved slate as it is.
 IDENTITY = 0
 
 

@@ -59,7 +59,7 @@ from .events import (
     TrainingAnswered,
     TrainingShown,
 )
-from .faceoff import ARRANGEMENT_COUNT, arrange
+from .faceoff import ARRANGEMENT_COUNT, IDENTITY, arrange
 from .questions import Question, focus_questions, training_question
 from .settings import DigitsSettings
 from .shop import bright_offer, offers
@@ -160,7 +160,7 @@ class GameState:
     # Face-off
     saved: Slate | None = None
     opponent: Slate | None = None
-    arrangement: int = 0
+    arrangement: int = IDENTITY
     faceoff_deadline_ms: int | None = None
 
     @property
@@ -581,7 +581,7 @@ def apply(state: GameState | None, event: Event) -> GameState:
             carried=event.reserve,
             gold=0,
             opponent=event.opponent,
-            arrangement=0,
+            arrangement=IDENTITY,
             faceoff_deadline_ms=event.faceoff_deadline_ms,
         )
     if isinstance(event, Arranged):
@@ -608,7 +608,7 @@ def apply(state: GameState | None, event: Event) -> GameState:
             reroll=0,
             saved=None,
             opponent=None,
-            arrangement=0,
+            arrangement=IDENTITY,
             faceoff_deadline_ms=None,
         )
     if isinstance(event, GameEnded):

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from .rng import Rng
 
 ANSWER_MIN, ANSWER_MAX = 1, 16
-STAGES = (1, 2, 3, 4, 5, 6)
 
 
 class QuestionError(ValueError):

@@ -118,10 +118,6 @@ def set_level(slate: Slate, cell: int, level: int) -> Slate:
     return (*slate[:i], Digit(digit.kind, level), *slate[i + 1 :])
 
 
-def slate_to_json(slate: Slate) -> list[dict[str, object] | None]:
-    return [None if d is None else d.to_json() for d in slate]
-
-
 def slate_from_json(raw: object) -> Slate:
     """A slate from a list of 8 entries (null, "kind", {"kind", "level"}) or {"cell": entry}."""
     entries: list[object]

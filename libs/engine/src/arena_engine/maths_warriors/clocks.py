@@ -57,7 +57,11 @@ class ClockSettings:
         return cls(_clamp(game, ONLINE_GAME_RANGE), _clamp(move, MOVE_RANGE))
 
     @classmethod
-    def offline(cls, game_minutes: int | None = 12, move_seconds: int = 0) -> ClockSettings:
+    def offline(
+        cls,
+        game_minutes: int | None = GAME_SECONDS_DEFAULT // 60,
+        move_seconds: int = OFFLINE_MOVE_SECONDS_DEFAULT,
+    ) -> ClockSettings:
         """Offline play: 1–60 minutes, or 0/None for unlimited; a move clock of 0–120 s."""
         if game_minutes and not (
             OFFLINE_GAME_MINUTES_RANGE[0] <= game_minutes <= OFFLINE_GAME_MINUTES_RANGE[1]

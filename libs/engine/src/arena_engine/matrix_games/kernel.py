@@ -14,22 +14,26 @@ from operator import itemgetter
 from typing import Final, NamedTuple
 
 from arena_engine.matrix_games.constants import (
+    AVOID_EXCLUSION,
     BOARD_H,
     BOARD_W,
     CELLS,
+    EAST,
     HOLD_REFACE_RANGE,
     IMMUNE_TICKS,
     LEGAL_REASONS,
+    NORTH,
     OPENING_CELLS,
     SEATS,
+    SOUTH,
     SWEEP_CELL,
     TURN_CADENCE,
+    WEST,
     is_row_camp,
 )
 from arena_engine.matrix_games.errors import MatrixGamesError, OrderError
 from arena_engine.matrix_games.indices import Indices
 from arena_engine.matrix_games.orders import (
-    AVOID,
     DENY,
     GATHER,
     HOLD,
@@ -65,7 +69,6 @@ FIRE: Final = 8
 _GATHER = INTENT_CODE[GATHER]
 _DENY = INTENT_CODE[DENY]
 _HUNT = INTENT_CODE[HUNT]
-_AVOID = INTENT_CODE[AVOID]
 _HOLD = INTENT_CODE[HOLD]
 
 #: Endings recorded with each legal reason. Only "full_match" is pinned by the reference.
@@ -405,7 +408,10 @@ class Sim:
                 dy = CELL_Y[there] - CELL_Y[here]
                 if max(abs(dx), abs(dy)) <= HOLD_REFACE_RANGE:
                     # Face the nearest cog; ties go to the vertical axis.
-                    d = (0 if dy < 0 else 2) if abs(dy) >= abs(dx) else (1 if dx > 0 else 3)
+                    if abs(dy) >= abs(dx):
+                        d = NORTH if dy < 0 else SOUTH
+                    else:
+                        d = EAST if dx > 0 else WEST
                     if d != self.facing[s]:
                         return TURN + d
             return WAIT
@@ -488,7 +494,7 @@ class Sim:
                 continue
             dist = max(abs(CELL_X[n] - tx), abs(CELL_Y[n] - ty))
             # The reference excludes only distance 0-1 (its docs say "within 2").
-            if dist < 2:
+            if dist < AVOID_EXCLUSION:
                 continue
             if dist > best:
                 best = dist
