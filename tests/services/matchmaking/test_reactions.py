@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -145,3 +146,26 @@ async def test_a_redelivered_join_sends_the_same_create_match_again(tmp_path: Pa
         assert second.timers.armed == {}
     finally:
         await log.close()
+
+
+async def test_timers_wait_until_the_rooms_are_current() -> None:
+    sent: list[str] = []
+
+    async def fire(code: str, command_id: str, timer: pb.RoomTimer) -> None:
+        sent.append(command_id)
+
+    current = False
+    timers = RoomTimers(fire, now_ms=lambda: 1000)
+    timers.may_fire = lambda: current
+    timers.track(Room("AAAAA", RoomStatus.WAITING, waiting_deadline_ms=10))
+    task = asyncio.create_task(timers.run())
+    await asyncio.sleep(0.2)
+    assert sent == []  # due, but the directory is still reading
+    current = True
+    for _ in range(100):
+        if sent:
+            break
+        await asyncio.sleep(0.02)
+    timers.request_stop()
+    await asyncio.wait_for(task, 5)
+    assert sent == ["timer:waiting:10"]

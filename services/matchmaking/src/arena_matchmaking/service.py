@@ -30,8 +30,10 @@ def build_workers(
 ) -> tuple[Matchmaking, list[Worker]]:
     """The instance and its workers; ``clock`` is replaced only by tests."""
     matchmaking = Matchmaking(event_log, settings, clock)
+    directory = DirectoryWorker(matchmaking.directory)
+    matchmaking.timers.may_fire = directory.ready
     workers: list[Worker] = [
-        DirectoryWorker(matchmaking.directory),
+        directory,
         command_worker(event_log, NAME, COMMANDS, matchmaking.handle_command),
         event_worker(event_log, NAME, EVENTS, matchmaking.handle_match_event),
         matchmaking.timers,

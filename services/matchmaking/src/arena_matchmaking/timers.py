@@ -23,6 +23,7 @@ log = telemetry.get_logger(__name__)
 
 KINDS = {"waiting": pb.ROOM_TIMER_KIND_WAITING, "idle": pb.ROOM_TIMER_KIND_IDLE}
 RETRY_MS = 1000
+NOT_READY_POLL_SECONDS = 0.05
 #: Fire(code, command id, timer).
 Fire = Callable[[str, str, pb.RoomTimer], Awaitable[None]]
 
@@ -45,6 +46,10 @@ class RoomTimers:
         self._heap: list[tuple[int, str, str, int]] = []
         self._changed = asyncio.Event()
         self._stopping = asyncio.Event()
+        #: Whether the rooms' deadlines are current. While the directory is still reading the log
+        #: after a start, a room may look waiting that later events closed: its timer would only
+        #: be stale, but there is no point sending it.
+        self.may_fire: Callable[[], bool] = lambda: True
 
     def track(self, room: Room) -> None:
         """Arm (or disarm) the room's timer after one of its events."""
@@ -72,6 +77,10 @@ class RoomTimers:
 
     async def run(self) -> None:
         while not self._stopping.is_set():
+            if not self.may_fire():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), NOT_READY_POLL_SECONDS)
+                continue
             for code, kind, deadline in self.due():
                 timer = pb.RoomTimer(kind=KINDS[kind], deadline_ms=deadline)
                 try:
