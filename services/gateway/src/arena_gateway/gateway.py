@@ -206,6 +206,9 @@ class Gateway:
             c.ping_outstanding = False
             return {}
         if isinstance(m, p.Auth):
+            again = await self.sessions.resolve(m.token)
+            if again is None or again.player_id != who.player_id:
+                raise GatewayError(ErrorCode.AUTH_FAILED, "not this socket's session")
             return {"player_id": who.player_id, "name": who.name}
         if isinstance(m, p.CreateRoom):
             cid = self._cid(c, m)

@@ -1,0 +1,327 @@
+"""Online Maths Warriors through the gateway: N concurrent games of scripted players over real
+WebSockets, on the embedded default (`arena serve`) and on the distributed stack (Tansu broker,
+PostgreSQL, Redis; `arena gateway`, `arena match`, `arena matchmaking` each their own process).
+
+Figures: moves per second and the latency from sending a move to receiving its result (the ack
+that carries the move's event), p50 and p99. Baseline, measured in the same run on the same
+broker: the raw produce-to-consume round trip of one record (aiokafka, acks=all). Memory: the
+match service's resident size per 1,000 live games and the gateway's per 1,000 idle sockets.
+
+Targets: embedded >= 1,000 moves/s with p99 < 50 ms; distributed p99 within 3x the raw round
+trip at 200 moves/s; < 50 MB per 1,000 games; < 200 MB per 1,000 idle sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from websockets.asyncio.client import ClientConnection, connect
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.processes.arena_process import ArenaProcess, arena_env, free_port  # noqa: E402
+
+DICE = ("D4", "D6", "D8", "D10", "D12", "D20")
+BENCH_ENV = {"ARENA_WS_RATE_LIMIT": "100000", "ARENA_LOG_LEVEL": "WARNING"}
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+class Socket:
+    """A minimal protocol client: one request at a time, pushes kept aside."""
+
+    def __init__(self, ws: ClientConnection, player_id: str) -> None:
+        self.ws = ws
+        self.player_id = player_id
+        self.pushes: list[dict[str, Any]] = []
+        self._n = 0
+
+    @classmethod
+    async def open(cls, base: str) -> Socket:
+        async with httpx.AsyncClient(base_url=base) as http:
+            guest = (await http.post("/v1/guests")).json()
+        url = base.replace("http", "ws") + f"/v1/ws?token={guest['token']}"
+        return cls(await connect(url, max_queue=None), guest["player_id"])
+
+    async def request(self, type_: str, **fields: Any) -> dict[str, Any]:
+        self._n += 1
+        message_id = str(self._n)
+        await self.ws.send(json.dumps({"type": type_, "id": message_id, **fields}))
+        while True:
+            message = json.loads(await self.ws.recv())
+            if message.get("id") == message_id and message["type"] in ("ack", "error"):
+                return dict(message)
+            if message["type"] == "ping":
+                await self.ws.send(json.dumps({"type": "pong", "id": f"p{message['id']}"}))
+            elif message["type"] != "ack":
+                self.pushes.append(message)
+
+    async def push(self, type_: str) -> dict[str, Any]:
+        while True:
+            for i, message in enumerate(self.pushes):
+                if message["type"] == type_:
+                    return self.pushes.pop(i)
+            message = json.loads(await self.ws.recv())
+            if message["type"] != "ack":
+                self.pushes.append(message)
+
+
+def choose(dice: dict[str, dict[str, int | None]], seat: int) -> tuple[str, dict[str, Any]]:
+    """A cheap scripted player: the first Strength capture it finds, else skip."""
+    mine, theirs = dice[str(seat)], dice[str(3 - seat)]
+    for target in DICE:
+        if theirs[target] is None:
+            continue
+        for attacker in DICE:
+            value = mine[attacker]
+            if value is not None and value > theirs[target]:  # > : never the penalty's refusal
+                return "strength", {"attacker": attacker, "target": target}
+    return "skip", {}
+
+
+async def play_games(base: str, until: float, latencies: list[float], pace: float) -> int:
+    """One pair of players: room after room until ``until``; returns the moves played."""
+    host, guest = await Socket.open(base), await Socket.open(base)
+    moves = 0
+    try:
+        while time.perf_counter() < until:
+            code = (await host.request("create_room"))["result"]["code"]
+            await guest.request("join_room", code=code)
+            snapshot = await host.push("snapshot")
+            await guest.push("snapshot")
+            ids = {s["player_id"]: s["seat"] for s in snapshot["seats"]}
+            by_seat = {ids[host.player_id]: host, ids[guest.player_id]: guest}
+            dice, to_move = snapshot["dice"], snapshot["to_move"]
+            while time.perf_counter() < until:
+                kind, fields = choose(dice, to_move)
+                started = time.perf_counter()
+                answer = await by_seat[to_move].request(kind, **fields)
+                latencies.append(time.perf_counter() - started)
+                moves += 1
+                if answer["type"] != "ack":
+                    break
+                over = False
+                for event in answer["result"]["events"]:
+                    if event["type"] == "strength_attacked":
+                        dice[str(3 - event["player"])][event["target"]] = None
+                        dice[str(event["player"])].update(event["rerolls"])
+                    if event["type"] in ("strength_attacked", "turn_skipped"):
+                        to_move = event["to_move"]
+                    over = over or event["type"] == "game_over"
+                if over:
+                    break
+                if pace:
+                    await asyncio.sleep(pace)
+            await host.request("leave_room")
+            await guest.request("leave_room")
+            host.pushes.clear()
+            guest.pushes.clear()
+    finally:
+        await host.ws.close()
+        await guest.ws.close()
+    return moves
+
+
+async def drive(
+    base: str, games: int, seconds: float, pace: float = 0.0
+) -> tuple[float, list[float]]:
+    latencies: list[float] = []
+    until = time.perf_counter() + seconds
+    started = time.perf_counter()
+    counts = await asyncio.gather(*(play_games(base, until, latencies, pace) for _ in range(games)))
+    return sum(counts) / (time.perf_counter() - started), latencies
+
+
+def report(label: str, rate: float, latencies: list[float], extra: str = "") -> None:
+    p50, p99 = pct(latencies, 0.5) * 1000, pct(latencies, 0.99) * 1000
+    print(f"  {label:<34} {rate:8.0f} moves/s   p50 {p50:6.1f} ms   p99 {p99:6.1f} ms  {extra}")
+
+
+@contextmanager
+def processes(
+    specs: list[tuple[str, dict[str, str]]], workdir: Path
+) -> Iterator[list[ArenaProcess]]:
+    started: list[ArenaProcess] = []
+    try:
+        for number, (command, env) in enumerate(specs):
+            started.append(ArenaProcess([command], env, workdir / f"{command}-{number}.log"))
+            started[-1].wait_until("/healthz", 200)
+        for process in started:
+            process.wait_until("/readyz", 200)
+        yield started
+    finally:
+        for process in started:
+            process.terminate()
+
+
+def rss_mb(process: ArenaProcess) -> float:
+    return psutil.Process(process.proc.pid).memory_info().rss / 1e6
+
+
+async def raw_round_trip(bootstrap: str, count: int) -> list[float]:
+    """Produce one record and consume it back, ``count`` times: the broker's floor."""
+    topic = f"bench.roundtrip.{uuid.uuid4().hex[:8]}"
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest")
+    await producer.start()
+    await producer.send_and_wait(topic, b"warm-up")
+    await consumer.start()
+    await consumer.getone()
+    latencies = []
+    try:
+        for i in range(count):
+            started = time.perf_counter()
+            await producer.send_and_wait(topic, str(i).encode())
+            await consumer.getone()
+            latencies.append(time.perf_counter() - started)
+    finally:
+        await consumer.stop()
+        await producer.stop()
+    return latencies
+
+
+async def idle_sockets(base: str, count: int) -> list[Socket]:
+    sockets = []
+    for _ in range(count):
+        sockets.append(await Socket.open(base))
+    return sockets
+
+
+def live_games_rss(workdir: Path, games: int) -> tuple[float, float]:
+    """RSS of `arena match` alone before and after ``games`` matches are created in it."""
+    env = arena_env(workdir / "mem", free_port(), **BENCH_ENV)
+    with processes([("match", env)], workdir) as (match,):
+        before = rss_mb(match)
+        asyncio.run(_create_matches(workdir / "mem", games))
+        return before, rss_mb(match)
+
+
+async def _create_matches(data_dir: Path, games: int) -> None:
+    from arena_runtime import topics
+    from arena_runtime.config import Settings
+    from arena_runtime.envelope import CODEC, new_command
+    from arena_runtime.eventlog.factory import open_event_log
+    from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
+    from arena_runtime.schemas import maths_warriors  # noqa: F401
+
+    log = open_event_log(Settings.model_validate({"data_dir": data_dir}))
+    await log.start()
+    try:
+        ends = sum((await log.end_offsets(topics.MATCH_EVENTS)).values())
+        records = []
+        for i in range(games):
+            seats = [
+                pb.MatchSeat(player_id=f"p_a{i}", display_name="A", kind=pb.SEAT_KIND_HUMAN),
+                pb.MatchSeat(player_id=f"p_b{i}", display_name="B", kind=pb.SEAT_KIND_HUMAN),
+            ]
+            match_id = uuid.uuid4().hex
+            payload = pb.CreateMatch(match_id=match_id, seats=seats, mode=pb.MATCH_MODE_CASUAL)
+            command = new_command(f"match-{match_id}", payload, command_id=f"bench:{match_id}")
+            records.append(CODEC.command_record(command))
+        for start in range(0, games, 500):
+            await log.append(topics.MATCH_COMMANDS, records[start : start + 500])
+        target = ends + 2 * games  # MatchCreated + GameStarted each
+        deadline = time.monotonic() + 120
+        while sum((await log.end_offsets(topics.MATCH_EVENTS)).values()) < target:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the match service did not create every game in time")
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(1.0)  # let the allocator settle
+    finally:
+        await log.close()
+
+
+def run(quick: bool = False) -> None:
+    games = 10 if quick else 40
+    seconds = 5.0 if quick else 15.0
+    with tempfile.TemporaryDirectory(prefix="arena-bench-online-") as tmp:
+        workdir = Path(tmp)
+        print(f"{games} concurrent games of scripted players, {seconds:.0f} s per stack")
+
+        env = arena_env(workdir / "embedded", free_port(), **BENCH_ENV)
+        with processes([("serve", env)], workdir) as (serve,):
+            rate, latencies = asyncio.run(drive(serve.url, games, seconds))
+            report("embedded (arena serve)", rate, latencies, "target >= 1000/s, p99 < 50 ms")
+            sockets = 100 if quick else 500
+            before = rss_mb(serve)
+
+            async def hold() -> float:
+                opened = await idle_sockets(serve.url, sockets)
+                await asyncio.sleep(1.0)
+                grown = rss_mb(serve) - before
+                for socket in opened:
+                    await socket.ws.close()
+                return grown
+
+            grown = asyncio.run(hold())
+            print(
+                f"  gateway RSS per 1,000 idle sockets: {grown * 1000 / sockets:6.1f} MB "
+                f"(measured over {sockets}; target < 200 MB)"
+            )
+
+        count = 200 if quick else 1000
+        before, after = live_games_rss(workdir, count)
+        print(
+            f"  match RSS per 1,000 live games:     {(after - before) * 1000 / count:6.1f} MB "
+            f"(over {count} games, {before:.0f} -> {after:.0f} MB; target < 50 MB)"
+        )
+        _distributed(workdir, games, seconds)
+
+
+def _distributed(workdir: Path, games: int, seconds: float) -> None:
+    from tests.harness.kafka import TansuBroker
+
+    redis_url = os.environ.get("ARENA_TEST_REDIS", "redis://127.0.0.1:6379/0")
+    postgres = os.environ.get(
+        "ARENA_TEST_POSTGRES", "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
+    )
+    broker = TansuBroker()
+    bootstrap = broker.start()
+    try:
+        raw = asyncio.run(raw_round_trip(bootstrap, 200))
+        raw_p50, raw_p99 = pct(raw, 0.5) * 1000, pct(raw, 0.99) * 1000
+        print(f"  raw broker round trip (Tansu)      p50 {raw_p50:6.1f} ms   p99 {raw_p99:6.1f} ms")
+        shared = {
+            **BENCH_ENV,
+            "ARENA_KAFKA_BOOTSTRAP": bootstrap,
+            "ARENA_TOPIC_PREFIX": f"bench{uuid.uuid4().hex[:6]}.",
+            "ARENA_DATABASE_URL": postgres,
+            "ARENA_REDIS_URL": redis_url,
+            "ARENA_CACHE_PREFIX": f"bench{uuid.uuid4().hex[:6]}:",
+            "ARENA_PARTITIONS": "4",
+        }
+        specs = [
+            (name, arena_env(workdir / "dist", free_port(), **shared))
+            for name in ("match", "matchmaking", "gateway")
+        ]
+        with processes(specs, workdir) as started:
+            gateway = started[-1]
+            pace = games / 200.0  # 200 moves/s in all
+            rate, latencies = asyncio.run(drive(gateway.url, games, seconds, pace))
+            ratio = pct(latencies, 0.99) * 1000 / raw_p99
+            report(
+                "distributed (3 processes)",
+                rate,
+                latencies,
+                f"p99 = {ratio:.1f}x raw p99 (target <= 3x)",
+            )
+    finally:
+        broker.stop()
