@@ -17,6 +17,7 @@ BENCHES: list[str] = [
     "matchmaking",
     "rating",
     "match_memory",
+    "online_games",
 ]
 
 
