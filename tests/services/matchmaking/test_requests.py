@@ -244,3 +244,8 @@ def test_a_queued_player_cannot_open_or_join_a_room() -> None:
     queued = LobbyContext(now_ms=0, player_queues={ALICE.player_id: QUEUE})
     decided = player_decide(initial_player(ALICE.player_id), create(), ctx=queued)
     assert isinstance(decided, Rejection) and decided.code == Code.ALREADY_QUEUED
+
+
+def test_a_player_waits_in_one_queue_at_a_time() -> None:
+    elsewhere = LobbyContext(now_ms=0, player_queues={BOB.player_id: "queue-maths-warriors-ranked"})
+    assert queue_refusal(initial_queue(QUEUE), enqueue(BOB), elsewhere) == Code.ALREADY_QUEUED

@@ -77,8 +77,9 @@ def _decide(
             player = Player.from_proto(command.player)
             if not player.player_id:
                 raise LobbyError(Code.INVALID_PLAYER, "no player id")
-            if queue.has(player.player_id):
-                raise LobbyError(Code.ALREADY_QUEUED, "already waiting in this queue")
+            elsewhere = context.player_queues.get(player.player_id, queue.stream)
+            if queue.has(player.player_id) or elsewhere != queue.stream:
+                raise LobbyError(Code.ALREADY_QUEUED, f"already waiting in {elsewhere}")
             room = context.player_rooms.get(player.player_id)
             if room is not None:
                 raise LobbyError(Code.ALREADY_IN_ROOM, f"already in room {room}")
