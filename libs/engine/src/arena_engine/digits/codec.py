@@ -11,15 +11,14 @@ import dataclasses
 from typing import Any
 
 from . import commands, events
+from .errors import DigitsError
 from .questions import Question
 from .settings import DigitsSettings
 from .slate import Digit, SlateError, slate_from_json
 
 
-class CodecError(ValueError):
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
+class CodecError(DigitsError):
+    """A dict that is not a Digits command or event (unknown type or field, bad value)."""
 
 
 def _classes(module: Any) -> dict[str, type]:
@@ -93,6 +92,11 @@ def _from(message: dict[str, Any], types: dict[str, type]) -> Any:
         return cls(**{k: _field(k, v) for k, v in message.items() if k != "type"})
     except (TypeError, KeyError, ValueError, SlateError) as exc:
         raise CodecError("bad_field") from exc
+
+
+def event_to_dict(event: events.Event) -> dict[str, Any]:
+    """An event as a JSON-ready dict (`to_dict`, typed for events)."""
+    return to_dict(event)
 
 
 def event_from_dict(message: dict[str, Any]) -> events.Event:

@@ -12,6 +12,7 @@ from functools import cache
 from typing import Any
 
 from .catalogue import Catalogue, load
+from .errors import DigitsError
 from .slate import CELLS, Digit, Slate
 from .targeting import TARGET_ORDER
 
@@ -59,10 +60,8 @@ PRIMES = frozenset(n for n in range(2, 400) if all(n % d for d in range(2, int(n
 WIN, LOSS, DRAW = "win", "loss", "draw"
 
 
-class CombatError(ValueError):
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
+class CombatError(DigitsError):
+    """A side that cannot fight (a slate of the wrong size, an unknown kind)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -131,4 +131,9 @@ class Context:
 
 @dataclass(frozen=True, slots=True)
 class Rejection:
+    """A refused command: a stable code, and nothing changed."""
+
     code: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"error": self.code}

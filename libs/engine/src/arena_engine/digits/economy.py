@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
+from .errors import DigitsError
 from .settings import DEFAULT_SETTINGS, DigitsSettings
 
 
-class EconomyError(ValueError):
-    """An input outside the rules' range (a typed error; nothing is changed)."""
-
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
+class EconomyError(DigitsError):
+    """An input outside the rules' range."""
 
 
 def income(right: int, carried: int, settings: DigitsSettings = DEFAULT_SETTINGS) -> int:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from itertools import permutations
 
 from .combat import CombatResult, CombatRules, default_rules, fight
+from .errors import DigitsError
 from .slate import Slate
 
 ORDERS: tuple[tuple[int, int, int, int], ...] = tuple(
@@ -21,10 +22,8 @@ ARRANGEMENT_COUNT = len(ORDERS) * 16
 IDENTITY = 0
 
 
-class ArrangementError(ValueError):
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
+class ArrangementError(DigitsError):
+    """An arrangement number outside 0..383."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ and timer commands; a stale timer yields no events.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -616,7 +616,8 @@ def apply(state: GameState | None, event: Event) -> GameState:
     raise TypeError(f"not a Digits event: {event!r}")
 
 
-def replay(events: list[Event]) -> GameState:
+def replay(events: Iterable[Event]) -> GameState:
+    """The state after folding `events` from the start of a game."""
     state: GameState | None = None
     for event in events:
         state = apply(state, event)

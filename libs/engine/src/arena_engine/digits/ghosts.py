@@ -12,15 +12,14 @@ from dataclasses import dataclass
 from .bots import build_army
 from .catalogue import Catalogue, load
 from .economy import income
+from .errors import DigitsError
 from .rng import Rng
 from .settings import DEFAULT_SETTINGS, DigitsSettings
 from .slate import Slate
 
 
-class GhostError(ValueError):
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
+class GhostError(DigitsError):
+    """A house ghost asked for a round or record outside the rules."""
 
 
 @dataclass(frozen=True, slots=True)

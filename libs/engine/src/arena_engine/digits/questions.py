@@ -9,15 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .errors import DigitsError
 from .rng import Rng
 
 ANSWER_MIN, ANSWER_MAX = 1, 16
 
 
-class QuestionError(ValueError):
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
+class QuestionError(DigitsError):
+    """A question asked for a stage that does not exist."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .catalogue import MAX_LEVEL, Catalogue
+from .errors import DigitsError
 
 CELLS = 8
 COLUMNS = 4
@@ -30,12 +31,8 @@ Slate = tuple[Digit | None, ...]
 EMPTY_SLATE: Slate = (None,) * CELLS
 
 
-class SlateError(ValueError):
-    """A slate order the rules refuse; `code` is stable and nothing is changed."""
-
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
+class SlateError(DigitsError):
+    """A slate or slate order the rules refuse (bad cell or level, full slate, empty cell, …)."""
 
 
 def make_slate(cells: dict[int, Digit] | list[Digit | None]) -> Slate:

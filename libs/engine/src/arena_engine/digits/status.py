@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from .errors import DigitsError
 from .settings import DEFAULT_SETTINGS, DigitsSettings
 
 MODES = ("ranked", "casual", "daily", "duel", "room", "tutorial", "trial")
 PLAYING, WON, LOST, CLOSED = "playing", "won", "lost", "closed"
 
 
-class StatusError(ValueError):
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
+class StatusError(DigitsError):
+    """A record or mode the game status rules do not know."""
 
 
 def game_status(

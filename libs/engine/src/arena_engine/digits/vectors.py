@@ -11,16 +11,15 @@ from typing import Any
 
 from . import combat, economy, faceoff, status
 from .catalogue import UnknownCatalogue, load
+from .errors import DigitsError
 from .slate import SlateError, check_slate, slate_from_json
 from .targeting import target_cell
 
 Case = dict[str, Any]
 
 
-class VectorInputError(ValueError):
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
+class VectorInputError(DigitsError):
+    """A rule-vector input of the wrong shape or range."""
 
 
 def _int(case: Case, key: str) -> int:
