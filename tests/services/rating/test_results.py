@@ -82,3 +82,38 @@ async def test_one_command_per_finished_match_even_after_a_restart(tmp_path: Pat
         assert {
             c.payload.winner.player_id for c in await commands(log) if c.payload.match_id == "m1"
         } == {game[-1].payload.winner_player_id}
+
+
+class CountingReads:
+    """The real log, counting the reads made through it."""
+
+    def __init__(self, log: EventLog) -> None:
+        self._log = log
+        self.reads = 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._log, name)
+
+    async def read(self, *args: object, **kwargs: object) -> object:
+        self.reads += 1
+        return await self._log.read(*args, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_a_restart_amid_many_games_reads_each_partition_once(tmp_path: Path) -> None:
+    async with open_event_log(Settings(data_dir=tmp_path)) as log:
+        await topics.ensure_topics(log, 2)
+        games = [ranked_game(f"m{n}", n) for n in range(8)]
+        # Every game half played, then the rest: a restart in between sees only second halves.
+        for game in games:
+            await matches.append(log, game[: len(game) // 2])
+        for game in games:
+            await matches.append(log, game[len(game) // 2 :])
+        counting = CountingReads(log)
+        restarted = ResultReader(counting)  # type: ignore[arg-type]
+        await feed(restarted, log, [e for game in games for e in game[len(game) // 2 :]])
+        sent = {c.payload.match_id: c.payload for c in await commands(log)}
+        assert set(sent) == {f"m{n}" for n in range(8)}
+        for n, game in enumerate(games):
+            assert sent[f"m{n}"].winner.player_id == game[-1].payload.winner_player_id
+        assert counting.reads <= 2  # one scan of each partition
+        assert restarted.matches == {}

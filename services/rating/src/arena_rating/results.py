@@ -8,12 +8,12 @@ mode; its ``GameEnded`` the winning seat and how. For each finished match the re
 Events are taken by the reading rule (DESIGN.md rule 2): only a match's next sequence number
 counts, so a zombie writer's events are never rated. The reader follows each match from its
 ``MatchCreated``; a match whose start it did not see (it started before a restart or a
-rebalance, or events are missing in between) is folded from the log instead.
+rebalance, or events are missing in between) is folded from the log instead, with every other
+match of its partition in the same read.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,7 +21,6 @@ from datetime import datetime
 from arena_runtime import telemetry, topics
 from arena_runtime.envelope import CODEC, Codec, EnvelopeError, Event, new_command, now
 from arena_runtime.eventlog import EventLog, Record
-from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
 from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
 from arena_runtime.schemas.rating import (
@@ -48,15 +47,17 @@ class MatchSoFar:
     batch_id: str = ""
     created: mw.MatchCreated | None = None
     ended: Event | None = None
+    #: Where in its partition the admitted GameEnded is.
+    ended_offset: int = -1
 
-    def admit(self, event: Event) -> bool:
+    def admit(self, event: Event, offset: int = -1) -> bool:
         if not is_next(event, self.sequence, self.batch_id):
             return False
         self.sequence, self.batch_id = event.sequence, event.batch_id
         if isinstance(event.payload, mw.MatchCreated):
             self.created = event.payload
         elif isinstance(event.payload, mw.GameEnded) and self.ended is None:
-            self.ended = event
+            self.ended, self.ended_offset = event, offset
         return True
 
 
@@ -98,6 +99,8 @@ class ResultReader:
     matches: dict[str, MatchSoFar] = field(default_factory=dict)
     #: Matches already sent to the ladder (their later events are of no interest).
     done: set[str] = field(default_factory=set)
+    #: Per partition, the offset the last scan of it stopped at (see ``_scan``).
+    scanned: dict[int, int] = field(default_factory=dict)
     sent: int = 0
 
     async def handle(self, event: Event, record: Record) -> None:
@@ -106,13 +109,14 @@ class ResultReader:
         match = self.matches.get(event.stream)
         if match is None and event.sequence == 1:
             match = self.matches[event.stream] = MatchSoFar()
-            match.admit(event)
+            match.admit(event, record.offset)
         elif match is None or event.sequence > match.sequence + 1:
             # Its start was before our time, or we missed some of its events (a rebalance).
-            match = await self._fold(event.stream, record)
+            await self._scan(record)
+            match = self.matches.get(event.stream)
         else:
-            match.admit(event)
-        if match.ended is not None:
+            match.admit(event, record.offset)
+        if match is not None and match.ended is not None:
             await self._send(event.stream, match)
 
     async def _send(self, stream: str, match: MatchSoFar) -> None:
@@ -137,24 +141,41 @@ class ResultReader:
         await self.log.append(topics.RATING_COMMANDS, [self.codec.command_record(command)])
         self.sent += 1
 
-    async def _fold(self, stream: str, upto: Record) -> MatchSoFar:
-        """The match folded from the start of its partition up to and including ``upto``."""
-        match = self.matches[stream] = MatchSoFar()
-        key = stream.encode()
-        partitions = await self.log.partitions(upto.topic)
-        if partition_for(key, partitions) != upto.partition:
-            return match
-        offset = 0
+    async def _scan(self, upto: Record) -> None:
+        """Fold every match of ``upto``'s partition from where the last scan of it stopped
+        through ``upto`` itself: one read of the partition however many matches a restart left
+        half seen.
+
+        Each record before ``upto`` has been handled already, by this reader or, before a restart
+        or a rebalance, by the member whose commits it resumed from; so a match that ended before
+        ``upto`` was sent then and is only remembered as done, and what is kept is the matches
+        still running (``upto``'s own included).
+        """
+        partition = upto.partition
+        offset = self.scanned.get(partition, 0)
+        seen: set[str] = set()
         while offset <= upto.offset:
-            records = await self.log.read(upto.topic, upto.partition, offset, READ_BATCH)
+            records = await self.log.read(upto.topic, partition, offset, READ_BATCH)
             if not records:
                 break
             for record in records:
                 if record.offset > upto.offset:
                     break
-                if record.key == key:
-                    # The consume loop counts and logs malformed records.
-                    with contextlib.suppress(EnvelopeError):
-                        match.admit(self.codec.decode_event(record.value))
+                stream = record.key.decode(errors="replace") if record.key else ""
+                if not stream.startswith(MATCH_PREFIX) or stream in self.done:
+                    continue
+                try:
+                    event = self.codec.decode_event(record.value)
+                except EnvelopeError:
+                    continue  # the consume loop counts and logs malformed records
+                self.matches.setdefault(stream, MatchSoFar()).admit(event, record.offset)
+                seen.add(stream)
             offset = records[-1].offset + 1
-        return match
+        self.scanned[partition] = upto.offset + 1
+        for stream in seen:
+            match = self.matches[stream]
+            if match.sequence == 0:
+                del self.matches[stream]  # only events after its end, or a zombie's
+            elif match.ended is not None and match.ended_offset < upto.offset:
+                del self.matches[stream]
+                self.done.add(stream)
