@@ -177,8 +177,9 @@ class Gateway:
 
     async def _on_text(self, connection: Connection, text: str) -> None:
         try:
-            await self.limiter.check(connection.player_id)
             message = parse(text, self.settings.ws_max_message_bytes)
+            if not isinstance(message, p.Pong):  # the heartbeat is never starved by the limit
+                await self.limiter.check(connection.player_id)
         except GatewayError as exc:
             connection.error(message_id(text), exc.code, exc.message)
             return
