@@ -155,6 +155,9 @@ async def test_leaderboard_breaks_ties_by_who_reached_the_rating_first(client) -
     assert [pid for _, pid, _ in order].index("p_b") < [pid for _, pid, _ in order].index("p_d")
     assert [rank for rank, _, _ in order] == list(range(1, len(order) + 1))
     assert board["total"] == len(order) == 5
+    for rank, player_id, _ in order:
+        profile = (await http.get(f"/v1/players/{player_id}")).json()
+        assert profile["games"][0]["rank"] == rank
     assert [r for _, _, r in order] == sorted((r for _, _, r in order), reverse=True)
     # Paged one at a time, the same order and ranks.
     paged, cursor = [], None

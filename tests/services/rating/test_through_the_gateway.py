@@ -80,6 +80,7 @@ async def test_a_casual_game_is_in_both_histories_unrated(url: str) -> None:
         profile = await read(url, player.token, f"/v1/players/{player.player_id}")
         (record,) = profile["games"]
         assert (record["games"], record["ranked_games"], record["rating"]) == (1, 0, 1000)
+        assert record["rank"] is None  # not on the leaderboard before a ranked game
         assert record["wins"] == (player is winner)
         path = f"/v1/players/{player.player_id}/matches"
         history = await read(url, other.token, path, has_matches)

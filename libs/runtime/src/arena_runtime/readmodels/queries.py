@@ -69,6 +69,7 @@ class GameRecord(BaseModel):
     wins: int
     losses: int
     ranked_games: int
+    rank: int | None = Field(description="Place on the game's leaderboard; null before ranked play")
 
 
 class PlayerProfile(BaseModel):
@@ -230,10 +231,34 @@ async def player_profile(session: AsyncSession, player_id: str) -> PlayerProfile
                 wins=r.wins,
                 losses=r.losses,
                 ranked_games=r.ranked_games,
+                rank=await _rank(session, r) if r.ranked_games else None,
             )
             for r in rows
         ],
     )
+
+
+async def _rank(session: AsyncSession, row: Any) -> int:
+    """1 + the players ahead of ``row`` in the leaderboard's order."""
+    t = rating_players
+    ahead = await session.scalar(
+        select(func.count())
+        .select_from(t)
+        .where(
+            t.c.game == row.game,
+            t.c.ranked_games > 0,
+            or_(
+                t.c.rating > row.rating,
+                and_(t.c.rating == row.rating, t.c.rating_seq < row.rating_seq),
+                and_(
+                    t.c.rating == row.rating,
+                    t.c.rating_seq == row.rating_seq,
+                    t.c.player_id < row.player_id,
+                ),
+            ),
+        )
+    )
+    return int(ahead or 0) + 1
 
 
 async def match_history(
