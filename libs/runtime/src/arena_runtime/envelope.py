@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from google.protobuf.message import DecodeError, Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from arena_runtime.eventlog.base import Headers, OutgoingRecord
+from arena_runtime.eventlog.base import OutgoingRecord
 from arena_runtime.proto_gen.arena.v1 import envelope_pb2
 from arena_runtime.telemetry import current_trace
 
@@ -245,13 +245,19 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
-def _require(value: object, name: str, what: str) -> None:
-    if not value:
-        raise UndecodableRecord(f"{what} without {name}")
+#: The envelope fields every event and command must carry (proto3 cannot say "required").
+_EVENT_FIELDS = ("event_id", "stream", "type", "sequence", "schema_version")
+_COMMAND_FIELDS = ("command_id", "stream", "type", "schema_version")
+
+_EnvelopeMessage = envelope_pb2.Envelope | envelope_pb2.CommandEnvelope
 
 
 class Codec:
-    """Envelope <-> bytes (and log records) for one registry of payload schemas."""
+    """Envelope <-> bytes (and log records) for one registry of payload schemas.
+
+    Events and commands share every envelope field but their ids (and an event's sequence and
+    batch), so both go through the same helpers below.
+    """
 
     def __init__(self, schemas: Schemas) -> None:
         self.schemas = schemas
@@ -259,122 +265,105 @@ class Codec:
     # -- events ---------------------------------------------------------------------------
 
     def encode_event(self, event: Event) -> bytes:
-        payload, version, content_type = self.schemas.encode(event.type, event.payload)
         message = envelope_pb2.Envelope(
             event_id=event.event_id,
-            stream=event.stream,
             sequence=event.sequence,
-            type=event.type,
-            schema_version=version,
-            time=_timestamp(event.time),
-            causation_id=event.causation_id,
-            correlation_id=event.correlation_id,
-            trace=envelope_pb2.TraceContext(
-                traceparent=event.traceparent, tracestate=event.tracestate
-            ),
-            payload=payload,
-            payload_content_type=content_type,
             batch_id=event.batch_id,
             batch_index=event.batch_index,
+            **self._shared_fields(event),
         )
         return message.SerializeToString(deterministic=True)
 
     def decode_event(self, data: bytes) -> Event:
         message = envelope_pb2.Envelope()
-        try:
-            message.ParseFromString(data)
-        except (DecodeError, ValueError) as exc:
-            raise UndecodableRecord(f"not an arena.v1.Envelope: {exc}") from exc
-        for name in ("event_id", "stream", "type", "sequence", "schema_version"):
-            _require(getattr(message, name), name, "event")
-        payload = self.schemas.decode(
-            message.type, message.schema_version, message.payload_content_type, message.payload
-        )
+        payload = self._parse(message, data, _EVENT_FIELDS, "event")
         return Event(
             event_id=message.event_id,
-            stream=message.stream,
             sequence=message.sequence,
-            type=message.type,
             payload=payload,
-            time=_datetime(message.time),
-            causation_id=message.causation_id,
-            correlation_id=message.correlation_id,
-            traceparent=message.trace.traceparent,
-            tracestate=message.trace.tracestate,
-            schema_version=message.schema_version,
             batch_id=message.batch_id,
             batch_index=message.batch_index,
+            **_decoded_fields(message),
         )
 
     def event_record(self, event: Event) -> OutgoingRecord:
         """The record to append: keyed by stream, with routing and trace headers."""
-        return OutgoingRecord(
-            value=self.encode_event(event),
-            key=event.stream.encode(),
-            headers=_headers(EVENT_CONTENT_TYPE, event.type, event.traceparent, event.tracestate),
-        )
+        return _record(self.encode_event(event), EVENT_CONTENT_TYPE, event)
 
     # -- commands -------------------------------------------------------------------------
 
     def encode_command(self, command: Command) -> bytes:
-        payload, version, content_type = self.schemas.encode(command.type, command.payload)
         message = envelope_pb2.CommandEnvelope(
-            command_id=command.command_id,
-            stream=command.stream,
-            type=command.type,
-            schema_version=version,
-            time=_timestamp(command.time),
-            causation_id=command.causation_id,
-            correlation_id=command.correlation_id,
-            trace=envelope_pb2.TraceContext(
-                traceparent=command.traceparent, tracestate=command.tracestate
-            ),
-            payload=payload,
-            payload_content_type=content_type,
+            command_id=command.command_id, **self._shared_fields(command)
         )
         return message.SerializeToString(deterministic=True)
 
     def decode_command(self, data: bytes) -> Command:
         message = envelope_pb2.CommandEnvelope()
+        payload = self._parse(message, data, _COMMAND_FIELDS, "command")
+        return Command(command_id=message.command_id, payload=payload, **_decoded_fields(message))
+
+    def command_record(self, command: Command) -> OutgoingRecord:
+        """The record to send: keyed by stream, with routing and trace headers."""
+        return _record(self.encode_command(command), COMMAND_CONTENT_TYPE, command)
+
+    # -- shared by both -------------------------------------------------------------------
+
+    def _shared_fields(self, item: Event | Command) -> dict[str, Any]:
+        """The envelope fields events and commands have in common, payload encoded."""
+        payload, version, content_type = self.schemas.encode(item.type, item.payload)
+        return {
+            "stream": item.stream,
+            "type": item.type,
+            "schema_version": version,
+            "time": _timestamp(item.time),
+            "causation_id": item.causation_id,
+            "correlation_id": item.correlation_id,
+            "trace": envelope_pb2.TraceContext(
+                traceparent=item.traceparent, tracestate=item.tracestate
+            ),
+            "payload": payload,
+            "payload_content_type": content_type,
+        }
+
+    def _parse(
+        self, message: _EnvelopeMessage, data: bytes, required: tuple[str, ...], what: str
+    ) -> Any:
+        """Fill ``message`` from ``data``; returns its payload upcast to the current version."""
         try:
             message.ParseFromString(data)
         except (DecodeError, ValueError) as exc:
-            raise UndecodableRecord(f"not an arena.v1.CommandEnvelope: {exc}") from exc
-        for name in ("command_id", "stream", "type", "schema_version"):
-            _require(getattr(message, name), name, "command")
-        payload = self.schemas.decode(
+            raise UndecodableRecord(f"not an {message.DESCRIPTOR.full_name}: {exc}") from exc
+        for name in required:
+            if not getattr(message, name):
+                raise UndecodableRecord(f"{what} without {name}")
+        return self.schemas.decode(
             message.type, message.schema_version, message.payload_content_type, message.payload
         )
-        return Command(
-            command_id=message.command_id,
-            stream=message.stream,
-            type=message.type,
-            payload=payload,
-            time=_datetime(message.time),
-            causation_id=message.causation_id,
-            correlation_id=message.correlation_id,
-            traceparent=message.trace.traceparent,
-            tracestate=message.trace.tracestate,
-            schema_version=message.schema_version,
-        )
-
-    def command_record(self, command: Command) -> OutgoingRecord:
-        return OutgoingRecord(
-            value=self.encode_command(command),
-            key=command.stream.encode(),
-            headers=_headers(
-                COMMAND_CONTENT_TYPE, command.type, command.traceparent, command.tracestate
-            ),
-        )
 
 
-def _headers(content_type: str, type: str, traceparent: str, tracestate: str) -> Headers:
-    headers = [(CONTENT_TYPE_HEADER, content_type.encode()), (TYPE_HEADER, type.encode())]
-    if traceparent:
-        headers.append((TRACEPARENT_HEADER, traceparent.encode()))
-    if tracestate:
-        headers.append((TRACESTATE_HEADER, tracestate.encode()))
-    return tuple(headers)
+def _decoded_fields(message: _EnvelopeMessage) -> dict[str, Any]:
+    """The fields of Event and Command read the same way from either envelope."""
+    return {
+        "stream": message.stream,
+        "type": message.type,
+        "time": _datetime(message.time),
+        "causation_id": message.causation_id,
+        "correlation_id": message.correlation_id,
+        "traceparent": message.trace.traceparent,
+        "tracestate": message.trace.tracestate,
+        "schema_version": message.schema_version,
+    }
+
+
+def _record(value: bytes, content_type: str, item: Event | Command) -> OutgoingRecord:
+    """Keyed by stream, so a stream's records share a partition; headers route without decoding."""
+    headers = [(CONTENT_TYPE_HEADER, content_type.encode()), (TYPE_HEADER, item.type.encode())]
+    if item.traceparent:
+        headers.append((TRACEPARENT_HEADER, item.traceparent.encode()))
+    if item.tracestate:
+        headers.append((TRACESTATE_HEADER, item.tracestate.encode()))
+    return OutgoingRecord(value=value, key=item.stream.encode(), headers=tuple(headers))
 
 
 #: The process-wide registry; services add their payload types (``SCHEMAS.add_message(...)``).
