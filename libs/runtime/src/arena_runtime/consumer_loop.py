@@ -31,6 +31,28 @@ Handler = Callable[[T, Record], Awaitable[None]]
 log = telemetry.get_logger(__name__)
 
 
+def decode_or_skip(decode: Callable[[bytes], T], record: Record, group: str) -> T | None:
+    """``decode(record.value)``, or None for a malformed record, logged and counted.
+
+    Every reader of the log skips bad records this way (the consume loop, the stream runner),
+    so they show in one metric, labelled with the reading group, and one log message.
+    """
+    try:
+        return decode(record.value)
+    except EnvelopeError as exc:
+        metrics.MALFORMED_RECORDS.labels(record.topic, group, exc.reason).inc()
+        log.warning(
+            "malformed record skipped",
+            topic=record.topic,
+            partition=record.partition,
+            offset=record.offset,
+            group=group,
+            reason=exc.reason,
+            error=str(exc),
+        )
+        return None
+
+
 class ConsumerLoop(Generic[T]):
     """Feeds decoded records of one consumer-group member to ``handler``, one at a time."""
 
@@ -82,19 +104,8 @@ class ConsumerLoop(Generic[T]):
             )
 
     async def _process(self, record: Record) -> None:
-        try:
-            item = self.decode(record.value)
-        except EnvelopeError as exc:
-            metrics.MALFORMED_RECORDS.labels(record.topic, self.group, exc.reason).inc()
-            log.warning(
-                "malformed record skipped",
-                topic=record.topic,
-                partition=record.partition,
-                offset=record.offset,
-                group=self.group,
-                reason=exc.reason,
-                error=str(exc),
-            )
+        item = decode_or_skip(self.decode, record, self.group)
+        if item is None:
             return
         parent = telemetry.context_from_headers(record.headers)
         if not trace.get_current_span(parent).get_span_context().is_valid:

@@ -35,7 +35,8 @@ from google.protobuf.message import Message
 from opentelemetry.trace import SpanKind
 
 from arena_runtime import metrics, telemetry
-from arena_runtime.envelope import CODEC, Codec, Command, EnvelopeError, Event, new_id, now
+from arena_runtime.consumer_loop import decode_or_skip
+from arena_runtime.envelope import CODEC, Codec, Command, Event, new_id, now
 from arena_runtime.eventlog.base import EventLog, Record
 from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.proto_gen.arena.v1.envelope_pb2 import CommandRejected
@@ -45,6 +46,8 @@ S = TypeVar("S")
 REJECTED_TYPE = CommandRejected.DESCRIPTOR.full_name
 #: Rejection code of a command whose ``decide`` raised (a malformed payload, or a bug).
 UNDECIDABLE = "undecidable"
+#: The ``group`` label of malformed records a runner skips (it reads partitions, not as a group).
+STREAM_RUNNER_GROUP = "stream-runner"
 
 log = telemetry.get_logger(__name__)
 
@@ -353,18 +356,8 @@ class StreamRunner(Generic[S]):
             self._next_offset[partition] = offset
 
     def _observe(self, record: Record) -> None:
-        try:
-            event = self.codec.decode_event(record.value)
-        except EnvelopeError as exc:
-            metrics.MALFORMED_RECORDS.labels(record.topic, "stream-runner", exc.reason).inc()
-            log.warning(
-                "malformed record skipped",
-                topic=record.topic,
-                partition=record.partition,
-                offset=record.offset,
-                reason=exc.reason,
-                error=str(exc),
-            )
+        event = decode_or_skip(self.codec.decode_event, record, STREAM_RUNNER_GROUP)
+        if event is None:
             return
         view = self._view(event.stream)
         if not is_next(event, view.sequence, view.batch_id):
