@@ -42,3 +42,16 @@ def test_cli_exit_code_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["rules", "check", str(bad)]) == 1
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1] == "0 passed, 1 failed"
+
+
+def test_check_lines_reads_no_file_and_names_a_bad_line() -> None:
+    from arena_engine.vectors import check_lines
+
+    case = (
+        '{"id": "r1", "game": "rating", "op": "elo_maths_warriors", "winner": 1000,'
+        ' "loser": 1000, "expect": {"delta": 12}}'
+    )
+    report = check_lines("dir/cases.jsonl", [case, "", "{not json"])
+    assert report.path == "dir/cases.jsonl"
+    assert [r.status for r in report.results] == ["passed", "failed"]
+    assert report.results[1].case_id == "cases.jsonl:3"

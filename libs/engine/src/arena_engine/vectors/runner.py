@@ -12,7 +12,7 @@ import importlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
@@ -106,22 +106,23 @@ def check_case(case: dict[str, Any]) -> CaseResult:
     return CaseResult(case_id, status, expected, actual)
 
 
-def iter_cases(path: Path) -> Iterable[dict[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                case = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield {"id": f"{path.name}:{lineno}", "game": "__invalid__", "_error": str(exc)}
-                continue
-            yield case
+def parse_cases(name: str, lines: Iterable[str]) -> Iterable[dict[str, Any]]:
+    """The cases of a JSONL text; a line that is not JSON becomes an ``__invalid__`` case."""
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            case = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield {"id": f"{name}:{lineno}", "game": "__invalid__", "_error": str(exc)}
+            continue
+        yield case
 
 
-def check_file(path: Path) -> FileReport:
-    report = FileReport(str(path))
-    for case in iter_cases(path):
+def check_lines(path: str, lines: Iterable[str]) -> FileReport:
+    """Check every case of a JSONL text (pure: the caller reads the file named ``path``)."""
+    report = FileReport(path)
+    for case in parse_cases(PurePath(path).name, lines):
         if case.get("game") == "__invalid__":
             report.results.append(
                 CaseResult(str(case["id"]), "failed", reason=f"invalid JSON: {case['_error']}")
@@ -129,3 +130,9 @@ def check_file(path: Path) -> FileReport:
             continue
         report.results.append(check_case(case))
     return report
+
+
+def check_file(path: Path) -> FileReport:
+    """``check_lines`` over a file: the engine's only file read, kept for the CLI and tests."""
+    with path.open(encoding="utf-8") as fh:
+        return check_lines(str(path), fh)
