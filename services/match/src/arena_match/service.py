@@ -22,6 +22,9 @@ from arena_match.runner import Decider, MatchRunner
 from arena_match.worker import MatchWorker
 
 NAME = "match"
+#: What the service consumes: its command topic as the group "match" (no event topics).
+COMMANDS = (topics.MATCH_COMMANDS,)
+EVENTS: tuple[str, ...] = ()
 
 
 def match_settings(settings: Settings) -> MatchSettings:
