@@ -24,6 +24,15 @@ def test_each_game_exports_the_event_sourced_surface(game: ModuleType) -> None:
         assert getattr(game, name) is not None
 
 
+def test_every_game_error_is_a_value_error_with_a_code() -> None:
+    for error in (
+        maths_warriors.MathsWarriorsError(maths_warriors.ErrorCode.INVALID_CLOCKS),
+        matrix_games.MatrixGamesError("bad", "bad input"),
+        digits.DigitsError("bad"),
+    ):
+        assert isinstance(error, ValueError) and error.code
+
+
 def test_rejections_share_one_wire_form() -> None:
     assert digits.Rejection("slate_full").to_dict() == {"error": "slate_full"}
     rejection = maths_warriors.decide(

@@ -47,8 +47,11 @@ class Rejection:
         return {"error": self.code.value}
 
 
-class MathsWarriorsError(Exception):
-    """Raised by helpers that cannot return a Rejection (parsing, construction)."""
+class MathsWarriorsError(ValueError):
+    """Raised by helpers that cannot return a Rejection (parsing, construction).
+
+    A ValueError, like ``DigitsError`` and ``MatrixGamesError``: bad input, with a stable code.
+    """
 
     def __init__(self, code: ErrorCode, message: str = "") -> None:
         super().__init__(f"{code.value}: {message}" if message else code.value)
