@@ -22,35 +22,13 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from arena_runtime import metrics, telemetry
-from arena_runtime.envelope import EnvelopeError
 from arena_runtime.eventlog.base import CommitFailedError, Consumer, Record, TopicPartition
+from arena_runtime.malformed import decode_or_skip
 
 T = TypeVar("T")
 Handler = Callable[[T, Record], Awaitable[None]]
 
 log = telemetry.get_logger(__name__)
-
-
-def decode_or_skip(decode: Callable[[bytes], T], record: Record, group: str) -> T | None:
-    """``decode(record.value)``, or None for a malformed record, logged and counted.
-
-    Every reader of the log skips bad records this way (the consume loop, the stream runner),
-    so they show in one metric, labelled with the reading group, and one log message.
-    """
-    try:
-        return decode(record.value)
-    except EnvelopeError as exc:
-        metrics.MALFORMED_RECORDS.labels(record.topic, group, exc.reason).inc()
-        log.warning(
-            "malformed record skipped",
-            topic=record.topic,
-            partition=record.partition,
-            offset=record.offset,
-            group=group,
-            reason=exc.reason,
-            error=str(exc),
-        )
-        return None
 
 
 class ConsumerLoop(Generic[T]):

@@ -35,10 +35,10 @@ from google.protobuf.message import Message
 from opentelemetry.trace import SpanKind
 
 from arena_runtime import metrics, telemetry
-from arena_runtime.consumer_loop import decode_or_skip
 from arena_runtime.envelope import CODEC, Codec, Command, Event, new_id, now
 from arena_runtime.eventlog.base import EventLog, Record
 from arena_runtime.eventlog.partitioner import partition_for
+from arena_runtime.malformed import decode_or_skip
 from arena_runtime.proto_gen.arena.v1.envelope_pb2 import CommandRejected
 
 S = TypeVar("S")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Mapping
 
 from prometheus_client import Counter
@@ -24,11 +23,9 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from arena_runtime.eventlog.base import EventLog, Record, TopicPartition, UnknownTopicError
-from arena_runtime.metrics import MALFORMED_RECORDS
+from arena_runtime.malformed import report_malformed
 from arena_runtime.sql.metadata import projection_offsets
 from arena_runtime.sql.projection import Projection, Skipped, check_projection
-
-logger = logging.getLogger(__name__)
 
 APPLIED = Counter(
     "arena_projection_records_applied", "Records applied by projections", ["projection"]
@@ -203,15 +200,7 @@ class ProjectionRunner:
         self._next[tp] = records[-1].offset + 1
         APPLIED.labels(self.name).inc(len(records) - len(skipped))
         for record, exc in skipped:
-            MALFORMED_RECORDS.labels(tp.topic, self.group, exc.reason).inc()
-            logger.warning(
-                "projection %s skipped malformed record %s/%d@%d: %s",
-                self.name,
-                record.topic,
-                record.partition,
-                record.offset,
-                exc,
-            )
+            report_malformed(record, self.group, exc)
 
     async def _write_batch(
         self, tp: TopicPartition, start: int, records: list[Record]
