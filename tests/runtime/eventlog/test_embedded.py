@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import sqlite3
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -214,3 +215,18 @@ async def test_a_member_busy_between_polls_keeps_its_partitions(tmp_path: Path) 
         assert len(busy.assignment()) == len(newcomer.assignment()) == 1
         await busy.stop()
         await newcomer.stop()
+
+
+def _eventlog_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("eventlog-")]
+
+
+async def test_a_start_that_fails_leaves_no_thread_behind(tmp_path: Path) -> None:
+    before = _eventlog_threads()
+    (tmp_path / "e.db").mkdir()  # a directory where the file should be: SQLite cannot open it
+    log = EmbeddedEventLog(tmp_path / "e.db")
+    with pytest.raises(sqlite3.OperationalError):
+        await log.start()
+    assert _eventlog_threads() == before
+    with pytest.raises(EventLogError, match="not started"):
+        await log.end_offsets("t")

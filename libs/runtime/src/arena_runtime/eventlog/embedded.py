@@ -242,16 +242,21 @@ class EmbeddedEventLog(EventLog):
         self._reader_pool = ThreadPoolExecutor(1, thread_name_prefix="eventlog-reader")
         self._checkpoint_pool = ThreadPoolExecutor(1, thread_name_prefix="eventlog-checkpoint")
         loop = asyncio.get_running_loop()
-        self._writer_conn = await loop.run_in_executor(
-            self._writer_pool, _connect, self.path, self._synchronous
-        )
-        await loop.run_in_executor(self._writer_pool, _create_schema, self._writer_conn)
-        self._reader_conn = await loop.run_in_executor(
-            self._reader_pool, _connect, self.path, self._synchronous
-        )
-        self._checkpoint_conn = await loop.run_in_executor(
-            self._checkpoint_pool, _connect, self.path, self._synchronous
-        )
+        try:
+            self._writer_conn = await loop.run_in_executor(
+                self._writer_pool, _connect, self.path, self._synchronous
+            )
+            await loop.run_in_executor(self._writer_pool, _create_schema, self._writer_conn)
+            self._reader_conn = await loop.run_in_executor(
+                self._reader_pool, _connect, self.path, self._synchronous
+            )
+            self._checkpoint_conn = await loop.run_in_executor(
+                self._checkpoint_pool, _connect, self.path, self._synchronous
+            )
+        except BaseException:
+            # Not a file SQLite can open (or cancelled): leave no thread or connection behind.
+            await self._release()
+            raise
         self._closing = False
         self._writer_task = asyncio.create_task(self._write_loop(), name="eventlog-writer")
 
@@ -264,18 +269,25 @@ class EmbeddedEventLog(EventLog):
         self._writer_task = None
         if self._checkpointing is not None:
             await self._checkpointing
+        await self._release()
+        self._notify()
+
+    async def _release(self) -> None:
+        """Close each connection in its own thread, then the threads."""
         loop = asyncio.get_running_loop()
         pools = (
             (self._writer_pool, self._writer_conn),
             (self._reader_pool, self._reader_conn),
             (self._checkpoint_pool, self._checkpoint_conn),
         )
-        for pool, conn in pools:
-            assert pool is not None and conn is not None
-            await loop.run_in_executor(pool, conn.close)
-            pool.shutdown()
         self._writer_conn = self._reader_conn = self._checkpoint_conn = None
-        self._notify()
+        self._writer_pool = self._reader_pool = self._checkpoint_pool = None
+        for pool, conn in pools:
+            if pool is None:
+                continue
+            if conn is not None:
+                await loop.run_in_executor(pool, conn.close)
+            pool.shutdown()
 
     @property
     def is_open(self) -> bool:

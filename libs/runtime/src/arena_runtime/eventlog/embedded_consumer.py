@@ -139,6 +139,15 @@ class EmbeddedConsumer(Consumer):
         topic_ids = sorted(self._topics)
         self._seen_epoch = log.group_epoch(group)
 
+        def owned_by_member(conn: sqlite3.Connection) -> set[Slot]:
+            return set(
+                conn.execute(
+                    "SELECT topic_id, partition FROM partition_owners "
+                    "WHERE group_name = ? AND member_id = ?",
+                    (group, member),
+                )
+            )
+
         def sync(
             conn: sqlite3.Connection,
         ) -> tuple[tuple[str, ...], set[Slot], set[Slot], dict[Slot, int]]:
@@ -169,14 +178,7 @@ class EmbeddedConsumer(Consumer):
                 if tid in wanted
             }
             target = range_assignment(members, partitions)[member]
-            owned = {
-                (tid, p)
-                for tid, p in conn.execute(
-                    "SELECT topic_id, partition FROM partition_owners "
-                    "WHERE group_name = ? AND member_id = ?",
-                    (group, member),
-                )
-            }
+            owned = owned_by_member(conn)
             conn.executemany(
                 "DELETE FROM partition_owners WHERE group_name = ? AND topic_id = ? "
                 "AND partition = ? AND member_id = ?",
@@ -187,14 +189,7 @@ class EmbeddedConsumer(Consumer):
                 "member_id) VALUES (?, ?, ?, ?)",
                 [(group, tid, p, member) for tid, p in target - owned],
             )
-            now_owned = {
-                (tid, p)
-                for tid, p in conn.execute(
-                    "SELECT topic_id, partition FROM partition_owners "
-                    "WHERE group_name = ? AND member_id = ?",
-                    (group, member),
-                )
-            }
+            now_owned = owned_by_member(conn)
             committed = {
                 (tid, p): off
                 for tid, p, off in conn.execute(

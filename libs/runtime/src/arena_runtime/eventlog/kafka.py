@@ -303,10 +303,15 @@ class KafkaConsumer(Consumer):
             heartbeat_interval_ms=self._log.heartbeat_interval_ms,
             fetch_max_wait_ms=self._log.fetch_max_wait_ms,
         )
-        await consumer.start()
-        consumer.subscribe(
-            [self._log.physical(t) for t in self._topics], listener=_ForgetRevoked(self._consumed)
-        )
+        try:
+            await consumer.start()
+            consumer.subscribe(
+                [self._log.physical(t) for t in self._topics],
+                listener=_ForgetRevoked(self._consumed),
+            )
+        except BaseException:
+            await consumer.stop()  # its connections and background tasks
+            raise
         self._consumer = consumer
 
     async def stop(self) -> None:
