@@ -169,6 +169,8 @@ class Gateway:
                     connection.queued,
                     lobby.Dequeue(player_id=player),
                 )
+        if connection.match_id is not None:
+            self.hub.forget(connection.match_id)
 
     async def _tell(self, topic: str, stream: str, payload: Any) -> None:
         await self.hub.tell(topic, new_command(stream, payload, command_id=f"gw:{uuid.uuid4()}"))

@@ -190,8 +190,12 @@ class Hub:
                 self.room_matches[view.room_code] = view.match_id
             for seat in view.seats:
                 for client in self.local(seat.player_id):
+                    previous = client.match_id
                     client.match_id = view.match_id
                     client.watching.add(view.stream)
+                    if previous is not None and previous != view.match_id:
+                        client.watching.discard(MATCH_PREFIX + previous)  # e.g. after a rematch
+                        self.forget(previous)
             return
         if event.type == REJECTED_TYPE:
             return  # answered to its sender only
@@ -282,7 +286,7 @@ class Hub:
                     continue
         return found
 
-    def forget_finished(self, match_id: str) -> None:
+    def forget(self, match_id: str) -> None:
         """Drop a fold nobody here watches any more (it can always be read again)."""
         stream = MATCH_PREFIX + match_id
         if not self.watchers(stream):
