@@ -5,10 +5,12 @@ the window, rematch, and every limit refused without disturbing the game."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from websockets.exceptions import InvalidStatus
 
 from tests.e2e.client import Player
 from tests.e2e.games import Mirror, next_move_push, play_move, play_to_the_end
@@ -220,4 +222,29 @@ async def test_preview_reaches_the_opponent_only_when_on(url: str) -> None:
     answer = await off[off_snapshot["to_move"]].request("preview", tokens=tokens)
     assert answer["code"] == "preview_off"
     for player in [*seats.values(), *off.values()]:
+        await player.close()
+
+
+async def test_every_limit_is_refused_mid_game_and_the_game_goes_on(url: str) -> None:
+    seats, snapshot, _ = await room_game(url)
+    mover, waiting = seats[snapshot["to_move"]], seats[3 - snapshot["to_move"]]
+    await mover.send_raw(json.dumps({"type": "skip", "id": "big", "pad": "x" * 5000}))
+    assert (await mover.push("error"))["code"] == "message_too_large"
+    assert (await mover.request("fly"))["code"] == "bad_message"
+    die = {"die": "D4", "value": snapshot["dice"][str(snapshot["to_move"])]["D4"]}
+    assert (await mover.request("mind", target="D6", tokens=[die, "^", die]))["code"] == (
+        "invalid_token"
+    )
+    long = await mover.request("mind", target="D6", tokens=["("] * 65)
+    assert long["code"] == "expression_too_long"
+    await asyncio.sleep(1.1)
+    flood = await asyncio.gather(*(waiting.request("skip") for _ in range(15)))
+    codes = {a["code"] for a in flood}
+    assert codes == {"not_your_turn", "rate_limited"}
+    with pytest.raises(InvalidStatus):
+        await Player(url).connect(auth=False, origin="https://elsewhere.example")
+    result = await mover.ok("skip")  # nothing above changed the game
+    skipped = result["events"][0]
+    assert (skipped["type"], skipped["player"]) == ("turn_skipped", snapshot["to_move"])
+    for player in seats.values():
         await player.close()
