@@ -218,9 +218,12 @@ class Gateway:
             payload = lobby.CreateRoom(request_id=cid, host=me, settings=room_settings(m.settings))
             command = new_command(f"player-{who.player_id}", payload, command_id=cid)
             opened = _accepted(await self.hub.send(mm, command, answer_key=REQUEST + cid))
-            code = opened.events[0].payload.code
-            if short_type(opened.events[0].type) != "room_opened":
-                raise GatewayError(opened.events[0].payload.reason or "room_failed", "no room")
+            answer = opened.events[0]
+            if short_type(answer.type) != "room_opened":  # RoomRequestFailed{reason}
+                raise GatewayError(
+                    answer.payload.reason or "room_failed", "no room could be opened"
+                )
+            code = answer.payload.code
             self._enter_room(c, code)
             return {"code": code}
         if isinstance(m, p.JoinRoom):
