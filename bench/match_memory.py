@@ -16,6 +16,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import psutil
 from arena_engine.maths_warriors import Context, GameState, Skip, Start, Strength
 from arena_engine.maths_warriors import Rejection as EngineRejection
 from arena_engine.maths_warriors import apply as engine_apply
@@ -55,10 +56,10 @@ def scripted_move(state: GameState) -> Strength | Skip:
     return Skip(mover)
 
 
-async def _fill(runner: MatchRunner, games: int) -> int:
+async def _fill(runner: MatchRunner, games: int, prefix: str = "m") -> int:
     commands = 0
     for game in range(games):
-        match_id = f"m{game}"
+        match_id = f"{prefix}{game}"
         stream = stream_of(match_id)
         await runner.handle(new_command(stream, _create(match_id)))
         for _ in range(MOVES):
@@ -103,13 +104,46 @@ def _heap_mb(before: tracemalloc.Snapshot) -> float:
     return sum(stat.size_diff for stat in diff) / 1e6
 
 
-async def _measure(games: int) -> None:
+async def _speed_and_rss(games: int) -> None:
+    """Commands per second, and the process's growth, with no tracing in the way."""
     per_1000 = 1000 / games
     with tempfile.TemporaryDirectory() as directory:
         event_log = await _open(directory)
         try:
             runner = MatchRunner(event_log, Decider(MatchSettings(), now_ms))
-            await runner.handle(new_command(stream_of("warm-up"), _create("warm-up")))
+            await _fill(runner, 50, prefix="warm-up")  # one-time allocations: caches, codecs
+            gc.collect()
+            rss_before = psutil.Process().memory_info().rss
+            started = time.perf_counter()
+            commands = await _fill(runner, games)
+            runner_rate = commands / (time.perf_counter() - started)
+            gc.collect()
+            rss_mb = (psutil.Process().memory_info().rss - rss_before) / 1e6
+        finally:
+            await event_log.close()
+    started = time.perf_counter()
+    _, decided = _engine_games(games)
+    engine_rate = decided / (time.perf_counter() - started)
+    print(f"speed: {commands} commands, one at a time")
+    print(f"  match runner (decide, append, read back): {runner_rate:,.0f} commands/s")
+    print(
+        f"  baseline, engine decide + apply: {engine_rate:,.0f} commands/s "
+        f"(runner/baseline {runner_rate / engine_rate:.3f})"
+    )
+    print(
+        f"  process resident size grew {rss_mb * per_1000:.1f} MB per 1,000 games while they "
+        "were played (the runner, the embedded log's caches, allocator slack)"
+    )
+
+
+async def _heap(games: int) -> None:
+    """The Python heap the runner keeps for live games, beside the bare engine states."""
+    per_1000 = 1000 / games
+    with tempfile.TemporaryDirectory() as directory:
+        event_log = await _open(directory)
+        try:
+            runner = MatchRunner(event_log, Decider(MatchSettings(), now_ms))
+            await _fill(runner, 1, prefix="warm-up")
             tracemalloc.start()
             before = tracemalloc.take_snapshot()
             await _fill(runner, games)
@@ -133,28 +167,11 @@ async def _measure(games: int) -> None:
         f"(runner/baseline {runner_mb / max(engine_mb, 1e-9):.1f}x)"
     )
 
-    with tempfile.TemporaryDirectory() as directory:
-        event_log = await _open(directory)
-        try:
-            runner = MatchRunner(event_log, Decider(MatchSettings(), now_ms))
-            started = time.perf_counter()
-            commands = await _fill(runner, games)
-            runner_rate = commands / (time.perf_counter() - started)
-        finally:
-            await event_log.close()
-    started = time.perf_counter()
-    _, decided = _engine_games(games)
-    engine_rate = decided / (time.perf_counter() - started)
-    print(f"speed: {commands} commands, one at a time")
-    print(f"  match runner (decide, append, read back): {runner_rate:,.0f} commands/s")
-    print(
-        f"  baseline, engine decide + apply: {engine_rate:,.0f} commands/s "
-        f"(runner/baseline {runner_rate / engine_rate:.3f})"
-    )
-
 
 def run(quick: bool = False) -> None:
-    asyncio.run(_measure(games=200 if quick else 1000))
+    games = 200 if quick else 1000
+    asyncio.run(_speed_and_rss(games))
+    asyncio.run(_heap(games))
 
 
 if __name__ == "__main__":
