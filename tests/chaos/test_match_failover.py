@@ -101,8 +101,10 @@ async def test_killing_one_of_two_instances_moves_its_games_to_the_other(
     client = MatchClient(kafka_log)
     ledger = Ledger()
     instances = []
-    for name in ("a", "b"):
-        port = free_port()
+    ports: set[int] = set()
+    while len(ports) < 2:  # two calls may return the same free port
+        ports.add(free_port())
+    for name, port in zip(("a", "b"), sorted(ports), strict=True):
         instance_env = {**env, "ARENA_HTTP_PORT": str(port), "ARENA_SERVICE_NAME": name}
         instances.append(ArenaProcess(["match"], instance_env, tmp_path / f"match-{name}.log"))
     a, b = instances
