@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from arena_match.clock import ms_of
 from arena_match.verify import verify_log
 from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
 from arena_runtime.streams import REJECTED_TYPE
@@ -67,7 +68,7 @@ async def test_a_game_between_two_humans_is_played_to_the_end_and_verifies(
     assert [seat.player_id for seat in created.seats] == [ALICE, BOB]
     assert created.reconnect_ms == 30_000 and started.seed != 0
     # The envelope time is the time the engine decided with.
-    assert started.started_at_ms == int(reply.events[1].time.timestamp() * 1000)
+    assert started.started_at_ms == ms_of(reply.events[1].time)
 
     end = await play_to_the_end(client, "hh")
     assert end.reason == "all_captured"
@@ -126,7 +127,7 @@ async def test_reconnect_window_expiry_forfeits_even_when_both_are_gone(
     gone = await client.command("rw", pb.PlayerDisconnected(player_id=BOB))
     event = gone.payloads[0]
     assert isinstance(event, pb.PlayerDisconnected) and event.seat == 2
-    assert event.reconnect_deadline_ms == int(gone.events[0].time.timestamp() * 1000) + 30_000
+    assert event.reconnect_deadline_ms == ms_of(gone.events[0].time) + 30_000
     service.advance(1)
     await client.command("rw", pb.PlayerDisconnected(player_id=ALICE))
     service.advance(30)

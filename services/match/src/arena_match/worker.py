@@ -88,10 +88,6 @@ class MatchWorker:
     def ready(self) -> bool:
         return self.catch_up.ready()
 
-    @property
-    def owned_partitions(self) -> frozenset[int]:
-        return frozenset(self._owned)
-
     # -- commands -------------------------------------------------------------------------
 
     async def _handle(self, command: Command, record: Record) -> None:
