@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -177,9 +177,43 @@ def kafka_bootstrap() -> Iterator[str]:
                 return
     broker = TansuBroker()
     try:
-        yield broker.start()
+        bootstrap = broker.start()
+        _STARTED_TANSU.add(bootstrap)
+        yield bootstrap
     finally:
         broker.stop()
+
+
+#: Brokers this harness started itself, which are therefore Tansu.
+_STARTED_TANSU: set[str] = set()
+
+
+class ConsumerTimings(NamedTuple):
+    """Consumer-group session and heartbeat of the clients a test makes."""
+
+    session_timeout_ms: int
+    heartbeat_interval_ms: int
+
+    def settings(self) -> dict[str, str]:
+        """The same as ARENA_* variables, for processes and ``load_settings``."""
+        return {
+            "ARENA_CONSUMER_SESSION_TIMEOUT_MS": str(self.session_timeout_ms),
+            "ARENA_CONSUMER_HEARTBEAT_MS": str(self.heartbeat_interval_ms),
+        }
+
+
+@pytest.fixture(scope="session")
+def kafka_consumer_timings(kafka_bootstrap: str) -> ConsumerTimings:
+    """Short sessions on the Tansu the harness started; Kafka's minimum (6 s) elsewhere.
+
+    Tansu makes a member that joins after another left wait out the old member's whole session,
+    so every restart in a test costs one session timeout: 3 s instead of 10 s saves seconds per
+    test. A real Kafka broker refuses sessions under ``group.min.session.timeout.ms`` (6 s by
+    default), and a broker found elsewhere may be one.
+    """
+    if kafka_bootstrap in _STARTED_TANSU:
+        return ConsumerTimings(session_timeout_ms=3_000, heartbeat_interval_ms=300)
+    return ConsumerTimings(session_timeout_ms=6_000, heartbeat_interval_ms=500)
 
 
 @pytest.fixture(scope="session")

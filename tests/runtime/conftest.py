@@ -27,6 +27,7 @@ def open_log(request: pytest.FixtureRequest, tmp_path: Path) -> OpenLog:
             {
                 "ARENA_KAFKA_BOOTSTRAP": request.getfixturevalue("kafka_bootstrap"),
                 "ARENA_TOPIC_PREFIX": request.getfixturevalue("topic_prefix"),
+                **request.getfixturevalue("kafka_consumer_timings").settings(),
             }
         )
     return lambda: open_event_log(settings)

@@ -23,9 +23,8 @@ def make_log(request: pytest.FixtureRequest, tmp_path: Path) -> LogMaker:
         return lambda: EmbeddedEventLog(path, heartbeat_interval_ms=200)
     bootstrap = request.getfixturevalue("kafka_bootstrap")
     prefix = request.getfixturevalue("topic_prefix")
-    return lambda: KafkaEventLog(
-        bootstrap, topic_prefix=prefix, session_timeout_ms=6_000, heartbeat_interval_ms=500
-    )
+    timings = request.getfixturevalue("kafka_consumer_timings")
+    return lambda: KafkaEventLog(bootstrap, topic_prefix=prefix, **timings._asdict())
 
 
 @pytest.fixture
