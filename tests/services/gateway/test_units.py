@@ -185,9 +185,9 @@ async def test_a_command_is_answered_with_every_event_of_its_batch(tmp_path: Any
         class Client:
             player_id = "p_a"
             match_id: str | None = None
-            watching: set[str] = set()  # noqa: RUF012
 
             def __init__(self) -> None:
+                self.watching: set[str] = set()
                 self.pushed: list[dict[str, Any]] = []
 
             def push(self, message: dict[str, Any]) -> None:
@@ -199,6 +199,7 @@ async def test_a_command_is_answered_with_every_event_of_its_batch(tmp_path: Any
             await hub.deliver(event)
         hub.settle()
         assert client.match_id == "m1" and client.pushed[0]["type"] == "snapshot"
+        assert hub.watchers("match-m1") == [client]
         skip = new_command("match-m1", pb.Skip(player_id="p_a"), command_id="s:1")
         answer = asyncio.create_task(hub.send(topics.MATCH_COMMANDS, skip))
         await asyncio.sleep(0.05)
@@ -219,5 +220,9 @@ async def test_a_command_is_answered_with_every_event_of_its_batch(tmp_path: Any
         assert (await again).rejection_code == "not_your_turn"
         # A retried message is answered from the fold, without waiting for the log.
         assert [e.sequence for e in (await hub.send(topics.MATCH_COMMANDS, skip)).events] == [3, 4]
+        hub.remove(client)
+        assert hub.watchers("match-m1") == []
+        hub.forget("m1")
+        assert "m1" not in hub.views
     finally:
         await log.close()

@@ -234,7 +234,7 @@ class Gateway:
         if isinstance(m, p.LeaveRoom):
             code = self._room(c)
             await self._send(c, m, mm, f"room-{code}", lobby.LeaveRoom(player_id=who.player_id))
-            c.watching.discard(f"room-{code}")
+            self.hub.unwatch(c, f"room-{code}")
             c.room_code = None
             return {"code": code}
         if isinstance(m, p.Queue):
@@ -311,7 +311,7 @@ class Gateway:
 
     def _enter_room(self, c: Connection, code: str) -> None:
         c.room_code = code
-        c.watching.add(f"room-{code}")
+        self.hub.watch(c, f"room-{code}")
         self.hub.room_status.setdefault(code, "waiting")
 
     def _room(self, c: Connection) -> str:
@@ -333,7 +333,7 @@ class Gateway:
         if view is None or view.seat_of(c.player_id) is None:
             raise GatewayError(ErrorCode.NOT_IN_MATCH, "no match of yours to reconnect to")
         c.match_id = view.match_id
-        c.watching.add(view.stream)
+        self.hub.watch(c, view.stream)
         if view.room_code:
             self._enter_room(c, view.room_code)
             presence = lobby.RoomPresence(player_id=c.player_id, connected=True)

@@ -101,11 +101,15 @@ class Hub:
         self._waiting: dict[str, asyncio.Future[Outcome]] = {}
         self._loading: dict[str, list[Event]] = {}
         self._settling: dict[str, list[Event] | tuple[Event, ...]] = {}
+        #: Stream -> the local sockets watching it (an index of each socket's ``watching``).
+        self._watchers: dict[str, set[Client]] = {}
 
     # -- sockets ---------------------------------------------------------------------------
 
     def add(self, client: Client) -> None:
         self.clients.setdefault(client.player_id, set()).add(client)
+        for stream in client.watching:
+            self._watchers.setdefault(stream, set()).add(client)
 
     def remove(self, client: Client) -> None:
         local = self.clients.get(client.player_id)
@@ -113,6 +117,23 @@ class Hub:
             local.discard(client)
             if not local:
                 del self.clients[client.player_id]
+        for stream in list(client.watching):
+            self._drop_watcher(stream, client)
+
+    def watch(self, client: Client, stream: str) -> None:
+        client.watching.add(stream)
+        self._watchers.setdefault(stream, set()).add(client)
+
+    def unwatch(self, client: Client, stream: str) -> None:
+        client.watching.discard(stream)
+        self._drop_watcher(stream, client)
+
+    def _drop_watcher(self, stream: str, client: Client) -> None:
+        watchers = self._watchers.get(stream)
+        if watchers is not None:
+            watchers.discard(client)
+            if not watchers:
+                del self._watchers[stream]
 
     def local(self, player_id: str) -> set[Client]:
         return self.clients.get(player_id, set())
@@ -192,9 +213,9 @@ class Hub:
                 for client in self.local(seat.player_id):
                     previous = client.match_id
                     client.match_id = view.match_id
-                    client.watching.add(view.stream)
+                    self.watch(client, view.stream)
                     if previous is not None and previous != view.match_id:
-                        client.watching.discard(MATCH_PREFIX + previous)  # e.g. after a rematch
+                        self.unwatch(client, MATCH_PREFIX + previous)  # e.g. after a rematch
                         self.forget(previous)
             return
         if event.type == REJECTED_TYPE:
@@ -210,7 +231,7 @@ class Hub:
             client.push(message)
 
     def watchers(self, stream: str) -> list[Client]:
-        return [c for group in self.clients.values() for c in group if stream in c.watching]
+        return list(self._watchers.get(stream, ()))
 
     def _lobby_event(self, event: Event) -> None:
         if event.type == REJECTED_TYPE:
