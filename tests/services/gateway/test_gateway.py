@@ -103,6 +103,9 @@ async def test_malformed_messages_get_typed_errors_and_the_connection_goes_on(ur
     await p.send_raw(json.dumps({"type": "skip", "id": "x", "pad": "a" * 2000}))
     too_large = await p.push("error")
     assert (too_large["code"], too_large["id"]) == ("message_too_large", "x")
+    assert p._ws is not None
+    await p._ws.send(b'{"type": "pong", "id": "b"}')
+    assert (await p.push("error"))["code"] == "bad_message"  # binary frames are refused
     assert await p.ok("pong") == {}
     await p.close()
 

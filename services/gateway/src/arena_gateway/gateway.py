@@ -80,8 +80,14 @@ class Gateway:
             return
         try:
             while True:
-                text = await websocket.receive_text()
+                frame = await websocket.receive()
+                if frame["type"] == "websocket.disconnect":
+                    break
                 connection.last_seen = time.monotonic()
+                text = frame.get("text")
+                if text is None:  # a binary frame: the protocol is JSON text
+                    connection.error(None, ErrorCode.BAD_MESSAGE, "send JSON in text frames")
+                    continue
                 await self._on_text(connection, text)
         except (WebSocketDisconnect, RuntimeError):
             pass
