@@ -18,15 +18,11 @@ from arena_runtime import topics
 from arena_runtime.envelope import Command
 from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.partitioner import partition_for
-from arena_runtime.streams import Answer, Decision, Rejection, StreamRunner, StreamView
+from arena_runtime.streams import Answer, Decision, StreamRunner, StreamView
 
 from arena_match.clock import at_ms, now_ms
 from arena_match.decide import Inputs, MatchSettings, decide
 from arena_match.state import EVICTED, MatchState, apply, initial
-
-#: What a compacted answer keeps: whether the command was accepted (the events are in the log).
-_ACCEPTED = Answer("", "")
-_REJECTED = Answer("", "", rejection=Rejection("answered", "see the log"))
 
 
 def fresh_seed() -> int:
@@ -128,15 +124,16 @@ class MatchRunner(StreamRunner[MatchState]):
     def compact(self, stream: str) -> None:
         """Keep only the command ids of the stream's answers, not the events they caused.
 
-        The runner needs an answered command's id to answer a repeat once; the events are in
-        the log, where the gateway reads them. Dropping them keeps a live game to a few KB.
+        The runner needs an answered command's id (and whether it was refused) to answer a
+        repeat once; the events are in the log, where the gateway reads them. Dropping them keeps
+        a live game to a few KB.
         """
         view = self._streams.get(stream)
         if view is None:
             return
         for command_id, answer in view.answers.items():
             if answer.events:
-                view.answers[command_id] = _REJECTED if answer.rejection else _ACCEPTED
+                view.answers[command_id] = Answer(command_id, stream, rejection=answer.rejection)
 
     def evict(self, stream: str) -> None:
         """Forget a finished match's history; later commands to it are refused as game_over."""
