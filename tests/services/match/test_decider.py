@@ -68,3 +68,22 @@ async def test_an_ai_move_chosen_for_another_state_is_not_used() -> None:
     decided = decider.decide(moved_on, new_command(stream_of("x"), timer))
     assert not isinstance(decided, Rejection)
     assert decided[0].ai_seed != chosen.ai_seed
+
+
+def test_a_timer_a_little_early_is_decided_at_its_deadline() -> None:
+    decider = Decider(MatchSettings(), clock=lambda: NOW, seeds=lambda: 7)
+    state = _fold(
+        MatchState(),
+        decider.decide(MatchState(), new_command(stream_of("x"), create("x", move_seconds=5))),
+        decider.decided_at(),
+    )
+    deadline = state.game.move_deadline_ms
+    assert deadline == NOW + 5000
+    early = Decider(MatchSettings(), clock=lambda: deadline - 1500, seeds=lambda: 7)
+    timer = new_command(stream_of("x"), pb.MoveClockTimeout(deadline_ms=deadline))
+    decided = early.decide(state, timer)
+    assert not isinstance(decided, Rejection) and decided[0].reason == "timeout"
+    assert early.decided_at() == datetime.fromtimestamp(deadline / 1000, UTC)
+    too_early = Decider(MatchSettings(), clock=lambda: deadline - 3000, seeds=lambda: 7)
+    refused = too_early.decide(state, timer)
+    assert isinstance(refused, Rejection) and refused.code == "stale_timer"

@@ -76,7 +76,7 @@ class MatchSettings:
 
 Decision = list[Message] | Rejection
 
-_TIMERS = (pb.MoveClockTimeout, pb.GameClockExpiry, pb.ReconnectExpired, pb.AiMove)
+TIMERS = (pb.MoveClockTimeout, pb.GameClockExpiry, pb.ReconnectExpired, pb.AiMove)
 _SEATED = (pb.Strength, pb.Mind, pb.Skip, pb.Resign, pb.PlayerDisconnected, pb.PlayerReconnected)
 
 
@@ -97,7 +97,7 @@ def decide(
         return _create(stream, payload, inputs, settings)
     if not state.created:
         return _reject(MatchError.UNKNOWN_MATCH, "no such match")
-    if isinstance(payload, _TIMERS):
+    if isinstance(payload, TIMERS):
         if state.over:
             return _reject(MatchError.STALE_TIMER, "the game is over")
         return _timer(state, payload, inputs)

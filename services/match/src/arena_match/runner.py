@@ -21,8 +21,11 @@ from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.streams import Answer, Decision, StreamRunner, StreamView
 
 from arena_match.clock import at_ms, now_ms
-from arena_match.decide import Inputs, MatchSettings, decide
+from arena_match.decide import TIMERS, Inputs, MatchSettings, decide
 from arena_match.state import EVICTED, MatchState, apply, initial
+
+#: How far behind a timer's own clock an instance's clock may be (see _on_time).
+CLOCK_SKEW_MS = 2000
 
 
 def fresh_seed() -> int:
@@ -34,6 +37,19 @@ class _ChosenMove:
     game: GameState
     ai_seed: int
     move: Move
+
+
+def _on_time(now: int, payload: object) -> int:
+    """The decision time of a command: a timer a little early counts as on time.
+
+    A timer fired by one instance may be decided by another (its partition moved) whose clock
+    is a little behind. Rejected as early, its id would stay answered and the deadline would
+    never fire again; decided at its deadline instead (and recorded so), it takes effect.
+    """
+    due = getattr(payload, "deadline_ms", None) or getattr(payload, "due_ms", None)
+    if isinstance(payload, TIMERS) and due is not None and now < due <= now + CLOCK_SKEW_MS:
+        return int(due)
+    return now
 
 
 class Decider:
@@ -57,7 +73,7 @@ class Decider:
         self._ai_moves: dict[str, _ChosenMove] = {}
 
     def decide(self, state: MatchState, command: Command) -> Decision:
-        now = self._clock()
+        now = _on_time(self._clock(), command.payload)
         self._decided_at = at_ms(now)
         chosen = self._ai_moves.pop(command.stream, None)
         if chosen is not None and chosen.game is state.game:
