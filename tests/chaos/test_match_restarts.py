@@ -106,9 +106,12 @@ async def _answer(
         return reply.code, ids
 
 
-async def _play(client: MatchClient, match_id: str, ledger: Ledger, seed: int) -> None:
+async def _play(
+    client: MatchClient, match_id: str, ledger: Ledger, seed: int, moves: int = MOVE_CAP
+) -> None:
+    """A scripted player for each human seat: up to ``moves`` moves, or to the game's end."""
     rng = random.Random(seed)
-    for number in range(MOVE_CAP):
+    for number in range(moves):
         state = await client.state(match_id)
         if state.over:
             return

@@ -80,6 +80,10 @@ class MatchClient:
     def __init__(self, event_log: EventLog) -> None:
         self.log = event_log
         self._counter = 0
+        # What has been read of the events topic: the next offset per partition, and the
+        # records of each stream so far (records are only ever appended).
+        self._read_to: dict[int, int] = {}
+        self._seen: dict[str, list[bytes]] = {}
 
     async def send(self, match_id: str, payload: Any, command_id: str | None = None) -> str:
         self._counter += 1
@@ -93,20 +97,23 @@ class MatchClient:
         stream = stream_of(match_id)
         ends = await self.log.end_offsets(topics.MATCH_EVENTS)
         partition = partition_for(stream.encode(), len(ends))
-        accepted: list[Event] = []
-        sequence, batch_id, offset = 0, "", 0
+        offset = self._read_to.get(partition, 0)
         while offset < ends[partition]:
             records = await self.log.read(topics.MATCH_EVENTS, partition, offset, 1000)
             if not records:
                 break
             for record in records:
                 offset = record.offset + 1
-                if record.key != stream.encode():
-                    continue
-                event = CODEC.decode_event(record.value)
-                if is_next(event, sequence, batch_id):
-                    sequence, batch_id = event.sequence, event.batch_id
-                    accepted.append(event)
+                if record.key is not None:
+                    self._seen.setdefault(record.key.decode(), []).append(record.value)
+            self._read_to[partition] = offset
+        accepted: list[Event] = []
+        sequence, batch_id = 0, ""
+        for value in self._seen.get(stream, []):
+            event = CODEC.decode_event(value)
+            if is_next(event, sequence, batch_id):
+                sequence, batch_id = event.sequence, event.batch_id
+                accepted.append(event)
         return accepted
 
     async def state(self, match_id: str) -> MatchState:
