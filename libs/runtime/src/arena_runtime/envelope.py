@@ -24,9 +24,9 @@ from typing import Any, ClassVar
 from google.protobuf.message import DecodeError, Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from arena_runtime import telemetry
 from arena_runtime.eventlog.base import OutgoingRecord
 from arena_runtime.proto_gen.arena.v1 import envelope_pb2
-from arena_runtime.telemetry import current_trace
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -34,8 +34,8 @@ JSON = "application/json"
 #: Record headers written beside the envelope, so tools can route and trace without decoding.
 CONTENT_TYPE_HEADER = "content-type"
 TYPE_HEADER = "arena-type"
-TRACEPARENT_HEADER = "traceparent"
-TRACESTATE_HEADER = "tracestate"
+TRACEPARENT_HEADER = telemetry.TRACEPARENT
+TRACESTATE_HEADER = telemetry.TRACESTATE
 EVENT_CONTENT_TYPE = f"{PROTOBUF}; messageType=arena.v1.Envelope"
 COMMAND_CONTENT_TYPE = f"{PROTOBUF}; messageType=arena.v1.CommandEnvelope"
 
@@ -393,7 +393,7 @@ def new_command(
     ``type`` defaults to the registered type of a protobuf payload; ``command_id`` to a new id
     (pass the client's own id so a retried request is the same command).
     """
-    traceparent, tracestate = current_trace()
+    traceparent, tracestate = telemetry.current_trace()
     return Command(
         command_id=command_id or new_id(),
         stream=stream,

@@ -13,6 +13,7 @@ would turn a typo into a new topic instead of an UnknownTopicError.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
@@ -115,12 +116,15 @@ class KafkaEventLog(EventLog):
             raise EventLogError(f"cannot reach Kafka at {self.bootstrap}: {exc}") from exc
 
     async def close(self) -> None:
-        for client in (self._reader, self._producer):
-            if client is not None:
-                await client.stop()
-        if self._admin is not None:
-            await self._admin.close()
+        reader, producer, admin = self._reader, self._producer, self._admin
         self._reader = self._producer = self._admin = None
+        # Every client is closed even if closing another one fails (last pushed, first closed).
+        async with contextlib.AsyncExitStack() as clients:
+            if admin is not None:
+                clients.push_async_callback(admin.close)
+            for client in (producer, reader):
+                if client is not None:
+                    clients.push_async_callback(client.stop)
 
     def physical(self, topic: str) -> str:
         return self.topic_prefix + topic

@@ -7,7 +7,6 @@ so a wrong address fails start-up with that name instead of a stack trace.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -20,8 +19,6 @@ from arena_runtime.config import ConfigError, Settings
 from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.sql.migrate import open_database
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

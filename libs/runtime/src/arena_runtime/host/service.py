@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from arena_runtime import telemetry
+from arena_runtime.host.http import ASGIApp
 
 log = telemetry.get_logger(__name__)
 
@@ -46,7 +47,7 @@ class Service:
     """A name, an optional HTTP app, and the workers that make up one Arena service."""
 
     def __init__(
-        self, name: str, workers: Sequence[Worker] = (), http_app: Any | None = None
+        self, name: str, workers: Sequence[Worker] = (), http_app: ASGIApp | None = None
     ) -> None:
         self.name = name
         self.workers = list(workers)
