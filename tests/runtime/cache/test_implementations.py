@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import socket
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,14 @@ def test_the_settings_choose_the_cache(tmp_path: Path) -> None:
     )
     assert isinstance(chosen, RedisCache)
     assert (chosen.url, chosen.prefix) == ("redis://cache:6379/0", "blue:")
+
+
+async def test_a_redis_cache_that_could_not_start_stays_unstarted() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        nothing_listens = sock.getsockname()[1]
+    cache = RedisCache(f"redis://127.0.0.1:{nothing_listens}/0")
+    with pytest.raises(aioredis.ConnectionError):
+        await cache.start()
+    with pytest.raises(CacheError, match="not started"):
+        await cache.get("k")

@@ -67,10 +67,17 @@ class RedisCache(Cache):
         self._bucket: Any = None
 
     async def start(self) -> None:
-        if self._client is None:
-            self._client = aioredis.from_url(self.url)
-            await self._client.ping()
-            self._bucket = self._client.register_script(TOKEN_BUCKET)
+        if self._client is not None:
+            return
+        client = aioredis.from_url(self.url)
+        try:
+            await client.ping()
+        except BaseException:
+            # Unreachable: close the pool, and stay unstarted so that a later start tries again.
+            await client.aclose()
+            raise
+        self._bucket = client.register_script(TOKEN_BUCKET)
+        self._client = client
 
     async def close(self) -> None:
         if self._client is not None:
