@@ -77,33 +77,37 @@ async def _serve(
     except OSError as exc:
         where = f"{settings.http_host}:{settings.http_port}"
         raise ConfigError("ARENA_HTTP_PORT", f"cannot listen on {where}: {exc.strerror}") from exc
-    async with open_runtime(settings) as runtime:
-        services = [await build(runtime) for build in builders]
-        apps = [s.http_app for s in services if s.http_app is not None]
-        app = HealthApp(
-            readiness=lambda: {s.name: s.ready() for s in services},
-            metrics=metrics.exposition,
-            inner=apps[0] if apps else None,
-        )
-        server = make_server(app, sock)
-        server_task = asyncio.create_task(server.serve(sockets=[sock]), name="http")
-        collector = ServiceCollector(services)
-        started: list[Service] = []
-        exit_code = EXIT_FAILED
-        try:
-            for service in services:
-                await service.start()
-                started.append(service)
-            host, port = sock.getsockname()[:2]
-            names = ", ".join(s.name for s in services)
-            log.info("serving", process=process_name, services=names, url=f"http://{host}:{port}")
-            exit_code = await _until_stopped(stop, server_task, started)
-        finally:
-            await asyncio.gather(*(service.stop() for service in started))
-            collector.close()
-            server.should_exit = True
-            await asyncio.gather(server_task, return_exceptions=True)
-            sock.close()
+    try:
+        async with open_runtime(settings) as runtime:
+            services = [await build(runtime) for build in builders]
+            apps = [s.http_app for s in services if s.http_app is not None]
+            app = HealthApp(
+                readiness=lambda: {s.name: s.ready() for s in services},
+                metrics=metrics.exposition,
+                inner=apps[0] if apps else None,
+            )
+            server = make_server(app, sock)
+            server_task = asyncio.create_task(server.serve(sockets=[sock]), name="http")
+            collector = ServiceCollector(services)
+            started: list[Service] = []
+            exit_code = EXIT_FAILED
+            try:
+                for service in services:
+                    await service.start()
+                    started.append(service)
+                host, port = sock.getsockname()[:2]
+                names = ", ".join(s.name for s in services)
+                log.info(
+                    "serving", process=process_name, services=names, url=f"http://{host}:{port}"
+                )
+                exit_code = await _until_stopped(stop, server_task, started)
+            finally:
+                await asyncio.gather(*(service.stop() for service in started))
+                collector.close()
+                server.should_exit = True
+                await asyncio.gather(server_task, return_exceptions=True)
+    finally:
+        sock.close()  # also when opening the runtime or building a service failed
     log.info("stopped", process=process_name, exit_code=exit_code)
     return exit_code
 
