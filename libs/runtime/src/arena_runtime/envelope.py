@@ -8,7 +8,7 @@ and old events are never rewritten (DESIGN.md, rule 6).
 
 Decoding fails only with an :class:`EnvelopeError`: :class:`UndecodableRecord`,
 :class:`UnknownType` or :class:`UnsupportedSchemaVersion`. Consumers log, count and skip those
-(arena_runtime.consumer_loop); any other exception is a bug.
+(arena_runtime.malformed); any other exception is a bug.
 """
 
 from __future__ import annotations
