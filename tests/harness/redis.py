@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import redis
 
-from tests.harness.postgres import docker_reachable, listening
+from tests.harness.support import docker_reachable, listening
 
 LOCAL_SERVER = "redis://127.0.0.1:6379/0"
 
