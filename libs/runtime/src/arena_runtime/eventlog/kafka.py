@@ -313,8 +313,12 @@ class KafkaConsumer(Consumer):
                 [self._log.physical(t) for t in self._topics],
                 listener=_ForgetRevoked(self._consumed),
             )
-        except BaseException:
+        except BaseException as exc:
             await consumer.stop()  # its connections and background tasks
+            if isinstance(exc, KafkaError):
+                raise EventLogError(
+                    f"group {self._group} cannot join at {self._log.bootstrap}: {exc}"
+                ) from exc
             raise
         self._consumer = consumer
 
