@@ -28,7 +28,10 @@ SERVICES = ("gateway", "match", "matchmaking", "rating", "projections")
 @pytest.fixture(scope="module")
 async def url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
     settings = settings_for(
-        Path(tmp_path_factory.mktemp("ranked")), projection_poll_ms=20, sign_in_burst=50
+        Path(tmp_path_factory.mktemp("ranked")),
+        projection_poll_ms=20,
+        sign_in_burst=50,
+        register_burst=1000,
     )
     async with arena(settings, services=SERVICES) as base:
         yield base

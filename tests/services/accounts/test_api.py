@@ -35,6 +35,7 @@ async def url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
         projection_poll_ms=20,
         sign_in_rate=0.01,
         sign_in_burst=3,
+        register_burst=1000,
     )
     async with arena(settings, services=("gateway", "projections")) as base:
         yield base

@@ -99,6 +99,14 @@ class Settings(BaseSettings):
     sign_in_burst: float = Field(
         5, ge=1, description="Sign-in attempts allowed at once before the rate applies."
     )
+    register_rate: float = Field(
+        0.05,
+        gt=0,
+        description="Registrations and guest upgrades per second per client address.",
+    )
+    register_burst: float = Field(
+        10, ge=1, description="Registrations allowed at once from one address before the rate."
+    )
     # -- match service (docs/online-play.md) -----------------------------------------------
     match_reconnect_seconds: float = Field(
         30, gt=0, le=3600, description="Reconnect window of a player who dropped out of a game."

@@ -23,6 +23,8 @@ from arena_gateway.protocol import ErrorCode, GatewayError
 OUTBOX_LIMIT = 1000
 POLICY_VIOLATION = 1008
 TRY_AGAIN_LATER = 1013
+#: The socket's session was signed out, ended or upgraded; the close reason says which.
+SESSION_ENDED = 4001
 
 
 class Connection:
@@ -40,6 +42,7 @@ class Connection:
         self.last_seen = time.monotonic()
         self.closed = False
         self.close_code = 1000
+        self.close_reason = ""
         self._outbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
 
@@ -54,11 +57,12 @@ class Connection:
             return
         self._outbox.put_nowait(message)
 
-    def hang_up(self, code: int) -> None:
+    def hang_up(self, code: int, reason: str = "") -> None:
         """Close the socket once what is queued is written; the reader then sees it closed."""
         if not self.closed:
             self.closed = True
             self.close_code = code
+            self.close_reason = reason
             self._outbox.put_nowait(None)
 
     def ack(self, message_id: str, result: dict[str, Any] | None = None) -> None:
@@ -79,7 +83,7 @@ class Connection:
         finally:
             self.closed = True
             with contextlib.suppress(Exception):
-                await self.websocket.close(self.close_code)
+                await self.websocket.close(self.close_code, self.close_reason or None)
 
     async def close(self, code: int = 1000) -> None:
         """Stop writing (after what is queued) and close the socket."""

@@ -26,7 +26,13 @@ from arena_runtime.schemas import lobby as _lobby_schemas  # noqa: F401  (regist
 from fastapi import WebSocket, WebSocketDisconnect
 
 from arena_gateway import protocol as p
-from arena_gateway.connection import POLICY_VIOLATION, Connection, message_id, parse
+from arena_gateway.connection import (
+    POLICY_VIOLATION,
+    SESSION_ENDED,
+    Connection,
+    message_id,
+    parse,
+)
 from arena_gateway.hub import REQUEST, Hub, Outcome, match_push, now_ms, short_type
 from arena_gateway.identity import Principal, PrincipalKind, SessionStore
 from arena_gateway.limits import (
@@ -43,6 +49,8 @@ from arena_gateway.protocol import ErrorCode, GatewayError
 log = telemetry.get_logger(__name__)
 
 PREVIEW_CHANNEL = "gateway.previews"
+#: ``{"session_id", "reason"}`` of every session signed out, ended or upgraded, on any instance.
+SESSION_END_CHANNEL = "gateway.session-ends"
 QUEUE_STREAM = "queue-maths-warriors-casual"
 MODES = {"casual": mpb.MATCH_MODE_CASUAL, "ranked": mpb.MATCH_MODE_RANKED}
 #: What matchmaking needs to know of the caller for ranked play (docs/online-play.md).
@@ -403,6 +411,40 @@ class Gateway:
         finally:
             await subscription.close()
 
+    # -- sessions ending ---------------------------------------------------------------------
+
+    async def end_session(self, session_id: str, reason: str) -> None:
+        """Close the WebSockets of a session that has ended, on every gateway instance.
+
+        The token is already refused everywhere; this only reaches sockets authenticated before.
+        A cache that cannot publish is logged, not raised: the session did end.
+        """
+        envelope = json.dumps({"session_id": session_id, "reason": reason}).encode()
+        try:
+            await self.cache.publish(SESSION_END_CHANNEL, envelope)
+        except Exception:
+            log.exception("could not announce a session's end", session=session_id)
+
+    def close_session_sockets(self, session_id: str, reason: str) -> int:
+        ended = [c for c in self.connections if c.principal.session_id == session_id]
+        for connection in ended:
+            connection.hang_up(SESSION_ENDED, reason)
+        return len(ended)
+
+    async def session_ends(self, stopping: asyncio.Event) -> None:
+        """Close this instance's sockets of the sessions any instance announces ended."""
+        subscription = await self.cache.subscribe(SESSION_END_CHANNEL)
+        try:
+            while not stopping.is_set():
+                received = await subscription.get(wait=0.5)
+                if received is None:
+                    continue
+                with contextlib.suppress(ValueError, KeyError, TypeError):
+                    envelope = json.loads(received.data)
+                    self.close_session_sockets(envelope["session_id"], envelope["reason"])
+        finally:
+            await subscription.close()
+
     # -- timers ----------------------------------------------------------------------------
 
     def beat(self) -> None:
@@ -471,6 +513,13 @@ class PreviewRelay:
         return True
 
 
+class SessionEndRelay(PreviewRelay):
+    name = "gateway:session-ends"
+
+    async def run(self) -> None:
+        await self._gateway.session_ends(self._stopping)
+
+
 def _accepted(outcome: Outcome) -> Outcome:
     if not outcome.accepted:
         raise GatewayError(outcome.rejection_code, outcome.rejection_message or "refused")
@@ -512,4 +561,4 @@ _RULE_NAMES = frozenset(
     {"first_player_penalty", "timeout_winner", "first_player_compare", "all_equal_start"}
 )
 
-__all__ = ["Gateway", "PreviewRelay", "Principal", "Ticker"]
+__all__ = ["Gateway", "PreviewRelay", "Principal", "SessionEndRelay", "Ticker"]

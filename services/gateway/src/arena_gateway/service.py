@@ -11,7 +11,7 @@ from arena_runtime.sql import session_factory
 from arena_gateway.accounts.setup import attach_accounts, mount_accounts
 from arena_gateway.app import create_app
 from arena_gateway.fanout import FanoutReader
-from arena_gateway.gateway import Gateway, PreviewRelay, Ticker
+from arena_gateway.gateway import Gateway, PreviewRelay, SessionEndRelay, Ticker
 from arena_gateway.hub import Hub
 
 NAME = "gateway"
@@ -26,11 +26,13 @@ async def build_service(runtime: Runtime) -> Service:
     gateway = Gateway(settings, hub, runtime.cache)
     instance = uuid.uuid4().hex[:12]
     accounts, accounts_workers = attach_accounts(runtime, gateway.sessions, instance)
+    accounts.session_ended = gateway.end_session
     workers = [
         FanoutReader(runtime.log, instance, EVENTS, hub.deliver, hub.settle),
         Ticker("gateway:heartbeat", settings.ws_heartbeat_seconds, gateway.beat),
         Ticker("gateway:time-sync", settings.ws_time_sync_seconds, gateway.time_sync),
         PreviewRelay(gateway),
+        SessionEndRelay(gateway),
         *accounts_workers,
     ]
     service = Service(NAME, workers)

@@ -81,13 +81,23 @@ def _session(signed_in: SignedIn) -> Session:
     )
 
 
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+Client = Annotated[str, Depends(client_address)]
+
+
 @router.post(
-    "/v1/accounts", status_code=status.HTTP_201_CREATED, responses=_responses(409, 422, 503)
+    "/v1/accounts",
+    status_code=status.HTTP_201_CREATED,
+    responses=_responses(409, 422, 429, 503),
 )
-async def register(body: Credentials, accounts: AccountsDep) -> Session:
-    """Create an account and sign it in. Usernames are unique whatever their case."""
+async def register(body: Credentials, client: Client, accounts: AccountsDep) -> Session:
+    """Create an account and sign it in. Usernames are unique whatever their case; each
+    address may register ``ARENA_REGISTER_RATE`` accounts a second (429 beyond)."""
     try:
-        return _session(await accounts.register(body.username, body.password))
+        return _session(await accounts.register(body.username, body.password, client))
     except AccountError as exc:
         raise _refused(exc) from None
 
@@ -95,16 +105,17 @@ async def register(body: Credentials, accounts: AccountsDep) -> Session:
 @router.post(
     "/v1/accounts/upgrade",
     status_code=status.HTTP_201_CREATED,
-    responses=_responses(401, 409, 422, 503),
+    responses=_responses(401, 409, 422, 429, 503),
 )
 async def upgrade(
-    body: Credentials, caller: Caller, token: Token, accounts: AccountsDep
+    body: Credentials, caller: Caller, token: Token, client: Client, accounts: AccountsDep
 ) -> Session:
-    """Turn the calling guest into an account with the same player id; the guest token ends."""
+    """Turn the calling guest into an account with the same player id; the guest token ends and
+    its open WebSockets are closed (``upgraded``). Limited like registration."""
     assert token is not None  # get_principal has refused a call without one
     try:
         return _session(
-            await accounts.upgrade(caller, token.credentials, body.username, body.password)
+            await accounts.upgrade(caller, token.credentials, body.username, body.password, client)
         )
     except AccountError as exc:
         raise _refused(exc) from None
@@ -113,9 +124,8 @@ async def upgrade(
 @router.post(
     "/v1/sessions", status_code=status.HTTP_201_CREATED, responses=_responses(401, 429, 503)
 )
-async def sign_in(body: Credentials, request: Request, accounts: AccountsDep) -> Session:
+async def sign_in(body: Credentials, client: Client, accounts: AccountsDep) -> Session:
     """Sign in. A wrong password and an unknown username get the same 401; both are limited."""
-    client = request.client.host if request.client else "unknown"
     try:
         return _session(await accounts.sign_in(body.username, body.password, client))
     except AccountError as exc:
@@ -134,7 +144,8 @@ async def list_sessions(caller: Caller, accounts: AccountsDep) -> list[OpenSessi
     responses=_responses(401, 503),
 )
 async def sign_out(caller: Caller, token: Token, accounts: AccountsDep) -> Response:
-    """Sign out: the token is refused from now on, by every gateway instance."""
+    """Sign out: the token is refused from now on, by every gateway instance, and its open
+    WebSockets are closed (``signed_out``)."""
     assert token is not None
     try:
         await accounts.sign_out(caller, token.credentials)
@@ -153,7 +164,8 @@ async def end_session(
     caller: Caller,
     accounts: AccountsDep,
 ) -> Response:
-    """End another of the caller's own sessions (another device); nobody else's."""
+    """End another of the caller's own sessions (another device); nobody else's. Its open
+    WebSockets are closed (``session_ended``)."""
     try:
         await accounts.close_session(caller, session_id)
     except AccountError as exc:

@@ -17,7 +17,7 @@ import json
 import secrets
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +55,22 @@ CLOSED = b"closed"
 SIGN_OUT = "sign_out"
 
 
+class SessionEnd:
+    """Why a session's open WebSockets are closed (the close reason of docs/protocol.md)."""
+
+    SIGNED_OUT = "signed_out"
+    ENDED = "session_ended"
+    UPGRADED = "upgraded"
+
+
+#: Told the id of a session that just ended and why: closes its sockets on every instance.
+SessionEnded = Callable[[str, str], Awaitable[None]]
+
+
+async def _nobody(session_id: str, reason: str) -> None:
+    pass
+
+
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -84,17 +100,19 @@ class Accounts:
         self.db = db
         self.runner = runner
         self.clock = clock
+        self.session_ended: SessionEnded = _nobody
 
     # -- registration ----------------------------------------------------------------------
 
-    async def register(self, username: str, password: str) -> SignedIn:
+    async def register(self, username: str, password: str, client: str) -> SignedIn:
         check_username(username)
         check_password(password)
+        await self._limit_registrations(client)
         principal = await self._create(username, password, new_player_id(), "")
         return await self._open_session(principal)
 
     async def upgrade(
-        self, guest: Principal, guest_token: str, username: str, password: str
+        self, guest: Principal, guest_token: str, username: str, password: str, client: str
     ) -> SignedIn:
         """Make a guest an account with the guest's own player id (its games stay its own).
 
@@ -106,6 +124,7 @@ class Accounts:
             raise AccountError(AccountErrorCode.NOT_A_GUEST, "only a guest can be upgraded")
         check_username(username)
         check_password(password)
+        await self._limit_registrations(client)
         if not await self.guests.revoke(guest_token):
             raise AccountError(AccountErrorCode.NOT_A_GUEST, "that guest session is gone")
         try:
@@ -115,7 +134,17 @@ class Accounts:
             key = f"session:{token_hash(guest_token)}"
             await self.cache.set(key, guest.to_json(), self.guests.ttl)
             raise
-        return await self._open_session(principal)
+        signed_in = await self._open_session(principal)
+        # The guest's sockets re-authenticate with the account's token (docs/protocol.md).
+        await self.session_ended(guest.session_id, SessionEnd.UPGRADED)
+        return signed_in
+
+    async def _limit_registrations(self, client: str) -> None:
+        """Each registration costs an Argon2 hash: one address gets a bounded share of the CPU.
+        Checked after the free shape checks, so only requests that would hash are counted."""
+        rate, burst = self.settings.register_rate, self.settings.register_burst
+        if not await self.cache.allow(f"register:addr:{client}", rate, burst):
+            raise AccountError(AccountErrorCode.RATE_LIMITED, "too many registrations; wait")
 
     async def _create(
         self, username: str, password: str, player_id: str, guest_name: str
@@ -173,19 +202,24 @@ class Accounts:
     async def sign_out(self, principal: Principal, token: str) -> None:
         if principal.kind is PrincipalKind.GUEST:
             await self.guests.revoke(token)
+            await self.session_ended(principal.session_id, SessionEnd.SIGNED_OUT)
             return
-        await self.close_session(principal, principal.session_id)
+        await self._close(principal, principal.session_id, SessionEnd.SIGNED_OUT)
 
     async def close_session(self, principal: Principal, session_id: str) -> None:
         """End one of the caller's own sessions; anyone else's is ``unknown_session``."""
         if principal.kind is not PrincipalKind.ACCOUNT:
             raise AccountError(AccountErrorCode.UNKNOWN_SESSION, "guests have one session")
+        await self._close(principal, session_id, SessionEnd.ENDED)
+
+    async def _close(self, principal: Principal, session_id: str, why: str) -> None:
         payload = pb.CloseSession(session_id=session_id, reason=SIGN_OUT)
         outcome = await self._send(account_stream(principal.name), payload, f"close:{session_id}")
         closed = outcome.events[0].payload
         # No session outlives account_session_seconds, so neither need its tombstone.
         tombstone_ttl = self.settings.account_session_seconds
         await self.cache.set(CACHE_PREFIX + closed.token_hash, CLOSED, tombstone_ttl)
+        await self.session_ended(session_id, why)
 
     async def open_sessions(self, principal: Principal) -> list[dict[str, Any]]:
         """The caller's own open sessions (ids and expiry only, never a token or its hash)."""
