@@ -64,9 +64,13 @@ class ApiError(BaseModel):
     detail: ErrorDetail
 
 
-NOT_FOUND = {404: {"model": ApiError, "description": "No such player, match or game"}}
-BAD_CURSOR = {400: {"model": ApiError, "description": "The cursor is not one we handed out"}}
-UNAUTHORIZED = {401: {"description": "No valid bearer token"}}
+#: OpenAPI ``responses`` entries, typed as FastAPI's parameters take them.
+Responses = dict[int | str, dict[str, Any]]
+NOT_FOUND: Responses = {404: {"model": ApiError, "description": "No such player, match or game"}}
+BAD_CURSOR: Responses = {
+    400: {"model": ApiError, "description": "The cursor is not one we handed out"}
+}
+UNAUTHORIZED: Responses = {401: {"description": "No valid bearer token"}}
 
 
 async def read_session(request: Request) -> AsyncIterator[AsyncSession]:
