@@ -1,6 +1,7 @@
 """Two gateway instances on the broker, PostgreSQL and Redis: a session opened on one works on
 the other, survives losing its cache key (the projection answers), and a sign-out on either is
-refused on both at once and stays refused when the cache forgets the tombstone."""
+refused on both at once (its socket on the other instance closed) and stays refused when the
+cache forgets the tombstone."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ import httpx
 import pytest
 import redis.asyncio as redis
 from arena_gateway.accounts.tables import account_sessions
+from arena_gateway.connection import SESSION_ENDED
 from arena_runtime.sql import create_engine
 from sqlalchemy import select
 
+from tests.e2e.client import Player
 from tests.processes.arena_process import ArenaProcess, arena_env, free_port
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
@@ -104,12 +107,20 @@ async def test_sessions_and_sign_out_hold_across_instances(
             await asyncio.sleep(0.05)
         assert await me(b, token) == 200 and await client.exists(key) == 1  # cached again
 
+        socket = Player(a)
+        socket.token = token
+        assert (await socket.connect())["type"] == "ack"  # type: ignore[index]
         async with httpx.AsyncClient(base_url=b) as http:
             out = await http.delete(
                 "/v1/sessions/current", headers={"Authorization": f"Bearer {token}"}
             )
         assert out.status_code == 204
         assert await me(a, token) == 401 and await me(b, token) == 401
+        # Signed out on b, the socket on a is closed with the reason.
+        await socket.push("closed", wait=10)
+        assert socket._ws is not None
+        assert (socket._ws.close_code, socket._ws.close_reason) == (SESSION_ENDED, "signed_out")
+        await socket.close()
 
         # Once the projection has the SessionClosed, losing the tombstone changes nothing.
         await closed_in_projection(postgres_url, digest)
