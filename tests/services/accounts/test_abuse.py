@@ -211,3 +211,32 @@ async def test_every_private_route_refuses_a_missing_revoked_or_expired_token(ur
             ):
                 answer = await http.request(method, _concrete(path), json=body, headers=headers)
                 assert answer.status_code == 401, (method, path, why, answer.text)
+
+
+async def test_a_socket_never_takes_on_another_player(url: str) -> None:
+    async with client_from(url, "127.0.0.7") as http:
+        ann = (await http.post("/v1/guests")).json()
+        ben = (await http.post("/v1/guests")).json()
+    sly = await socket(url, ben["token"])
+    try:
+        # Ann's token on Ben's socket: the socket stays Ben's and says so.
+        swapped = await sly.request("auth", token=ann["token"])
+        assert swapped["type"] == "error" and swapped["code"] == "auth_failed"
+        # Ben's token naming Ann's player id, and Ann's id with Ann's token on Ben's socket.
+        for token in (ben["token"], ann["token"]):
+            taken = await sly.request(
+                "reconnect", player_id=ann["player_id"], token=token, match_id="m1"
+            )
+            assert taken["type"] == "error" and taken["code"] == "auth_failed"
+        assert (await sly.request("pong"))["type"] == "ack"
+    finally:
+        await sly.close()
+    # As a first message, a reconnect naming another player is refused and the socket closed.
+    intruder = Player(url)
+    await intruder.connect(auth=False)
+    first = await intruder.request(
+        "reconnect", player_id=ann["player_id"], token=ben["token"], match_id="m1"
+    )
+    assert first["type"] == "error" and first["code"] == "auth_failed"
+    await intruder.push("closed", wait=10)
+    await intruder.close()
