@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from arena_runtime import topics
@@ -55,7 +56,7 @@ CLOSED = b"closed"
 SIGN_OUT = "sign_out"
 
 
-class SessionEnd:
+class SessionEnd(StrEnum):
     """Why a session's open WebSockets are closed (the close reason of docs/protocol.md)."""
 
     SIGNED_OUT = "signed_out"
