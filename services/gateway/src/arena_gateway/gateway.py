@@ -138,6 +138,11 @@ class Gateway:
         connection.start_writer()
         self.connections.add(connection)
         self.hub.add(connection)
+        # A session that ended between the resolve above and the add was announced to nobody
+        # here; its token is refused by now (the tombstone precedes the announcement).
+        if await self.sessions.resolve(token) is None:
+            connection.hang_up(SESSION_ENDED, "session_ended")
+            return connection
         if isinstance(first, p.Reconnect):
             await self._answer(connection, first)
         elif first is not None:
