@@ -229,6 +229,8 @@ class EmbeddedEventLog(EventLog):
         self._next_offsets: dict[tuple[int, int], int] = {}
         self._data_version: int | None = None
         self._changed = asyncio.Event()
+        #: (topic id, partition) -> offset after the last record this process appended there.
+        self._local_ends: dict[tuple[int, int], int] = {}
         self._group_epochs: dict[str, int] = {}
         self._closing = False
 
@@ -394,6 +396,8 @@ class EmbeddedEventLog(EventLog):
                         raise
                 else:
                     for item, (ok, value) in zip(batch, results, strict=True):
+                        if ok and isinstance(item, _Append):
+                            self._note_appended(item, value)
                         if item.future.done():  # the caller was cancelled
                             continue
                         if ok:
@@ -404,6 +408,21 @@ class EmbeddedEventLog(EventLog):
                 self._maybe_checkpoint()
             if self._closing and not self._pending:
                 return
+
+    def _note_appended(self, item: _Append, offsets: list[int]) -> None:
+        ends = self._local_ends
+        for (partition, *_), offset in zip(item.rows, offsets, strict=True):
+            slot = (item.topic_id, partition)
+            if ends.get(slot, 0) <= offset:
+                ends[slot] = offset + 1
+
+    def local_end(self, topic_id: int, partition: int) -> int:
+        """Where this process's own appends to a partition end (0 if it made none).
+
+        Lets an in-process consumer woken by a write skip the read when none of its partitions
+        moved; appends by other processes are seen by its periodic read instead.
+        """
+        return self._local_ends.get((topic_id, partition), 0)
 
     def _maybe_checkpoint(self) -> None:
         now = time.monotonic()

@@ -9,6 +9,10 @@ longer own and claims the free ones it should. Ownership lives in ``partition_ow
 partition is never owned twice: a new member gets a partition only after its previous owner has
 let go (or expired). Commits are fenced by ownership, like Kafka's generation check. Members in
 the same process are told of a change at once; across processes they notice at their next sync.
+
+A polling member is woken by every write of its process; it reads only when one of its
+partitions moved (the log notes where each of its own appends ended), and otherwise at least
+every ``_IDLE_READ_S``, which is how appends by other processes are seen.
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ class EmbeddedConsumer(Consumer):
         self._positions: dict[TopicPartition, int] = {}
         self._consumed: dict[TopicPartition, int] = {}
         self._next_sync = 0.0
+        self._next_read = 0.0
         self._seen_epoch = -1
         self._members: tuple[str, ...] = ()
         self._rotation = 0
@@ -215,6 +220,8 @@ class EmbeddedConsumer(Consumer):
                 tp = TopicPartition(self._topics[slot[0]].name, slot[1])
                 self._owned[tp] = slot
                 self._positions[tp] = committed.get(slot, 0)
+        if changed:
+            self._next_read = 0.0  # new partitions: read them now
         settled = now_owned == target
         delay = log.heartbeat_interval_ms / 1000 if settled else _CLAIM_RETRY_S
         self._next_sync = time.monotonic() + delay
@@ -238,17 +245,30 @@ class EmbeddedConsumer(Consumer):
         if not self._started:
             raise EventLogError("the consumer is not started")
         deadline = time.monotonic() + timeout_ms / 1000
+        looked = False
         while True:
             changed = self._log.changed
             await self._sync_if_due()
-            records = await self._read(max_records)
-            if records:
-                return records
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
+            if now >= self._next_read or self._moved() or (remaining <= 0 and not looked):
+                looked = True
+                self._next_read = now + _IDLE_READ_S
+                records = await self._read(max_records)
+                if records:
+                    return records
+                remaining = deadline - time.monotonic()
             if remaining <= 0 or not self._started:
                 return []
-            wait = min(remaining, _IDLE_READ_S, max(0.0, self._next_sync - time.monotonic()))
-            await self._log.wait_for_change(changed, wait)
+            now = time.monotonic()
+            wait = min(remaining, self._next_read - now, self._next_sync - now)
+            await self._log.wait_for_change(changed, max(0.0, wait))
+
+    def _moved(self) -> bool:
+        """Has this process appended past the read position of any owned partition?"""
+        local_end = self._log.local_end
+        positions = self._positions
+        return any(local_end(*slot) > positions[tp] for tp, slot in self._owned.items())
 
     async def _read(self, max_records: int) -> list[Record]:
         if not self._owned:
@@ -289,6 +309,7 @@ class EmbeddedConsumer(Consumer):
             raise InvalidRequestError(f"offset must be >= 0, not {offset}")
         self._positions[tp] = offset
         self._consumed.pop(tp, None)
+        self._next_read = 0.0  # what is there is read at the next poll, whoever wrote it
 
     # -- offsets -----------------------------------------------------------------------------
 
