@@ -26,7 +26,8 @@ from arena_runtime.eventlog.base import CommitFailedError, Consumer, Record, Top
 from arena_runtime.malformed import decode_or_skip
 
 T = TypeVar("T")
-Handler = Callable[[T, Record], Awaitable[None]]
+#: A handler's result is ignored, so one that answers (a command handler) fits as it is.
+Handler = Callable[[T, Record], Awaitable[object]]
 
 log = telemetry.get_logger(__name__)
 

@@ -23,7 +23,9 @@ log = telemetry.get_logger(__name__)
 class Unreadable(Protocol):
     """An error that says why a record was unreadable, as the metric's ``reason`` label."""
 
-    reason: str
+    # A read-only property, so the errors' class-level ``reason`` constants satisfy it.
+    @property
+    def reason(self) -> str: ...
 
 
 def report_malformed(record: Record, group: str, error: Unreadable) -> None:
