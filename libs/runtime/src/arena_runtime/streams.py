@@ -200,6 +200,10 @@ class StreamRunner(Generic[S]):
         """The stream as folded so far, without reading the log; None if never seen."""
         return self._streams.get(stream)
 
+    def stream_count(self) -> int:
+        """How many streams are held in memory."""
+        return len(self._streams)
+
     async def catch_up_partition(self, partition: int) -> list[StreamView[S]]:
         """Read one partition to its end (e.g. when it is assigned); returns its streams."""
         count = await self._partition_count()

@@ -17,8 +17,7 @@ from arena_engine.maths_warriors.ai import choose_move
 from arena_runtime import topics
 from arena_runtime.envelope import Command
 from arena_runtime.eventlog import EventLog
-from arena_runtime.eventlog.partitioner import partition_for
-from arena_runtime.streams import Answer, Decision, StreamRunner, StreamView
+from arena_runtime.streams import Answer, Decision, StreamRunner
 
 from arena_match.clock import at_ms, now_ms
 from arena_match.decide import TIMERS, Inputs, MatchSettings, decide
@@ -120,23 +119,6 @@ class MatchRunner(StreamRunner[MatchState]):
         )
         self.decider = decider
 
-    # The runner keeps its streams and per-partition locks to itself; the match service needs
-    # them per partition (re-arming timers after a reassignment) and to drop finished matches.
-
-    def view(self, stream: str) -> StreamView[MatchState] | None:
-        return self._streams.get(stream)
-
-    async def catch_up_partition(self, partition: int) -> list[StreamView[MatchState]]:
-        """Read one partition to its end; returns the streams it holds."""
-        async with self._lock(partition):
-            await self._catch_up(partition)
-        count = await self.log.partitions(self.topic)
-        return [
-            view
-            for stream, view in self._streams.items()
-            if partition_for(stream.encode(), count) == partition
-        ]
-
     def compact(self, stream: str) -> None:
         """Keep only the command ids of the stream's answers, not the events they caused.
 
@@ -144,7 +126,7 @@ class MatchRunner(StreamRunner[MatchState]):
         repeat once; the events are in the log, where the gateway reads them. Dropping them keeps
         a live game to a few KB.
         """
-        view = self._streams.get(stream)
+        view = self.view(stream)
         if view is None:
             return
         for command_id, answer in view.answers.items():
@@ -153,10 +135,10 @@ class MatchRunner(StreamRunner[MatchState]):
 
     def evict(self, stream: str) -> None:
         """Forget a finished match's history; later commands to it are refused as game_over."""
-        view = self._streams.get(stream)
+        view = self.view(stream)
         if view is not None and view.state.over:
             view.state = EVICTED
             view.answers = {}
 
     def __len__(self) -> int:
-        return len(self._streams)
+        return self.stream_count()
