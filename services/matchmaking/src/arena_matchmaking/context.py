@@ -17,8 +17,8 @@ class Player:
 
     player_id: str
     display_name: str = ""
-    #: pb.PlayerKind: guest or account (ranked play needs accounts).
-    kind: int = pb.PLAYER_KIND_UNSPECIFIED
+    #: Guest or account (ranked play needs accounts).
+    kind: pb.PlayerKind.ValueType = pb.PLAYER_KIND_UNSPECIFIED
 
     @classmethod
     def from_proto(cls, message: pb.LobbyPlayer) -> Player:
