@@ -146,7 +146,6 @@ class RatingProjection(Projection):
         profiles: dict[tuple[str, str], _Profile],
         history: list[dict[str, Any]],
     ) -> None:
-        rated = isinstance(payload, pb.MatchRated)
         sides = (
             (payload.winner, payload.loser, "win"),
             (payload.loser, payload.winner, "loss"),
@@ -180,7 +179,7 @@ class RatingProjection(Projection):
                     "game": payload.game,
                     "ladder_seq": sequence,
                     "ended_at_ms": payload.ended_at_ms,
-                    "mode": "ranked" if rated else payload.mode,
+                    "mode": "ranked" if isinstance(payload, pb.MatchRated) else payload.mode,
                     "result": result,
                     "reason": payload.reason,
                     "opponent_id": opponent.player_id,

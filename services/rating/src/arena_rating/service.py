@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from arena_runtime import topics
 from arena_runtime.eventlog import EventLog
-from arena_runtime.host import Runtime, Service, command_worker, event_worker
+from arena_runtime.host import Runtime, Service, Worker, command_worker, event_worker
 from arena_runtime.schemas import rating as _rating  # noqa: F401  (registers the payloads)
 from arena_runtime.streams import StreamRunner
 
@@ -38,7 +38,7 @@ async def build_service(runtime: Runtime) -> Service:
     await topics.ensure_topics(runtime.log, runtime.settings.partitions)
     runner = ladder_runner(runtime.log)
     reader = ResultReader(runtime.log)
-    workers = [
+    workers: list[Worker] = [
         command_worker(runtime.log, NAME, COMMANDS, runner.handle_record),
         event_worker(runtime.log, NAME, EVENTS, reader.handle),
     ]
