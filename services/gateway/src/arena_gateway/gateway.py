@@ -258,8 +258,8 @@ class Gateway:
             return {"code": code}
         if isinstance(m, p.Queue):
             queue = f"queue-{m.game}-{m.mode}"
-            payload = lobby.Enqueue(player=me, game=m.game, mode=MODES[m.mode])
-            await self._send(c, m, mm, queue, payload)
+            enqueue = lobby.Enqueue(player=me, game=m.game, mode=MODES[m.mode])
+            await self._send(c, m, mm, queue, enqueue)
             c.queued = queue
             return {"queue": queue}
         if isinstance(m, p.LeaveQueue):
@@ -269,13 +269,13 @@ class Gateway:
             return {"queue": queue}
         if isinstance(m, p.PlayAi):
             cid = self._cid(c, m)
-            payload = lobby.PlayAi(
+            play_ai = lobby.PlayAi(
                 request_id=cid,
                 player=me,
                 level=AI_LEVELS[m.level],
                 settings=room_settings(m.settings),
             )
-            outcome = await self._send(c, m, mm, f"player-{who.player_id}", payload)
+            outcome = await self._send(c, m, mm, f"player-{who.player_id}", play_ai)
             return {"match_id": outcome.events[0].payload.match_id}
         if isinstance(m, p.RematchRequest | p.RematchAccept | p.RematchDecline):
             code = self._room(c)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from arena_runtime import topics
-from arena_runtime.host import Runtime, Service
+from arena_runtime.host import Runtime, Service, Worker
 from arena_runtime.sql import session_factory
 
 from arena_gateway.accounts.setup import attach_accounts, mount_accounts
@@ -27,7 +27,7 @@ async def build_service(runtime: Runtime) -> Service:
     instance = uuid.uuid4().hex[:12]
     accounts, accounts_workers = attach_accounts(runtime, gateway.sessions, instance)
     accounts.session_ended = gateway.end_session
-    workers = [
+    workers: list[Worker] = [
         FanoutReader(runtime.log, instance, EVENTS, hub.deliver, hub.settle),
         Ticker("gateway:heartbeat", settings.ws_heartbeat_seconds, gateway.beat),
         Ticker("gateway:time-sync", settings.ws_time_sync_seconds, gateway.time_sync),
