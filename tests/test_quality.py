@@ -1,4 +1,4 @@
-"""Static checks that are part of the suite: lint, format, strict types on the engine, layering."""
+"""Static checks that are part of the suite: lint, format, types (engine strict), layering."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ BIN = Path(sys.executable).parent
         ["mypy"],
         ["lint-imports"],
     ],
-    ids=["ruff-check", "ruff-format", "mypy-strict-engine", "dependency-rule"],
+    ids=["ruff-check", "ruff-format", "mypy", "dependency-rule"],
 )
 def test_static_check(cmd: list[str]) -> None:
     proc = subprocess.run(
