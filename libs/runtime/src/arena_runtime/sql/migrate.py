@@ -1,11 +1,21 @@
 """Bring the projection database to the newest schema (``alembic upgrade heads``) at start-up.
 
 The runtime's revisions live in ``migrations/versions``. A service with tables of its own ships a
-directory of revisions on its own branch (first revision: ``branch_labels=("arena_rating",)``,
-``depends_on="0001_runtime_tables"``) and names the package holding it in its pyproject.toml::
+directory of revisions on an independent branch of its own (first revision:
+``down_revision=None``, ``branch_labels=("arena_rating",)``, no ``depends_on``) and names the
+package holding it in its pyproject.toml::
 
     [project.entry-points."arena.migrations"]
     rating = "arena_rating.migrations"
+
+Alembic applies independent branches in an order of its own choosing, so a branch creates only
+its own tables and refers to no other branch's. (A ``depends_on`` the runtime's revision would
+make Alembic leave that revision out of ``alembic_version``: the database would never report
+being at every head.)
+
+Every process migrates when it starts, and processes starting together (Kubernetes starts every
+Deployment at once) take turns: on PostgreSQL behind a transaction-scoped advisory lock, on SQLite
+behind the file's write lock. The first applies the migrations; the others find them applied.
 """
 
 from __future__ import annotations
@@ -56,15 +66,25 @@ def head_revisions(extra_locations: Iterable[Path] = ()) -> set[str]:
 
 
 async def upgrade_head(engine: AsyncEngine, extra_locations: Iterable[Path] = ()) -> None:
-    """Apply every migration not applied yet, in one transaction."""
+    """Apply every migration not applied yet, in one transaction, one process at a time."""
     config = alembic_config(extra_locations)
 
     def upgrade(connection: Connection) -> None:
         if connection.dialect.name == "postgresql":
+            # Held until this transaction ends, so the next process reads the version table
+            # only once this one's tables are committed.
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
         config.attributes["connection"] = connection
         command.upgrade(config, "heads")
 
+    if engine.dialect.name == "postgresql":
+        # Each statement must see what was committed before it ran: under REPEATABLE READ or
+        # SERIALIZABLE (a server's default_transaction_isolation) the snapshot would be taken by
+        # the lock statement itself, before the process holding the lock committed, and Alembic
+        # would create every table again ("relation ... already exists").
+        engine = engine.execution_options(isolation_level="READ COMMITTED")
+    # SQLite needs no lock of its own: the engine begins with BEGIN IMMEDIATE, which takes the
+    # file's write lock before Alembic reads anything (waiting up to busy_timeout for it).
     async with engine.begin() as connection:
         await connection.run_sync(upgrade)
 
