@@ -115,6 +115,22 @@ async def test_read_from_any_offset(make_log: LogMaker, topic: str) -> None:
         assert (await log.end_offsets(topic))[1] == 30
 
 
+async def test_end_offset_of_one_partition(make_log: LogMaker, topic: str) -> None:
+    async with make_log() as log:
+        await log.create_topics([TopicSpec(topic, partitions=3)])
+        assert await log.end_offset(topic, 2) == 0
+        await log.append(topic, [OutgoingRecord(value=b"x", partition=1)] * 5)
+        await log.append(topic, [OutgoingRecord(value=b"y", partition=2)])
+        ends = await log.end_offsets(topic)
+        assert ends == {0: 0, 1: 5, 2: 1}
+        assert [await log.end_offset(topic, p) for p in range(3)] == [0, 5, 1]
+        for partition in (-1, 3):
+            with pytest.raises(InvalidRequestError):
+                await log.end_offset(topic, partition)
+        with pytest.raises(UnknownTopicError):
+            await log.end_offset(topic + "-missing", 0)
+
+
 async def test_arbitrary_bytes_round_trip(make_log: LogMaker, topic: str) -> None:
     values = [b"", b"\x00\xff\xfe not protobuf", os.urandom(100_000), bytes(range(256))]
     async with make_log() as log:

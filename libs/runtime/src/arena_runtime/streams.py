@@ -374,7 +374,7 @@ class StreamRunner(Generic[S]):
 
     async def _catch_up(self, partition: int, until: int | None = None) -> None:
         if until is None:
-            until = (await self.log.end_offsets(self.topic)).get(partition, 0)
+            until = await self.log.end_offset(self.topic, partition)
         offset = self._next_offset.get(partition, 0)
         while offset < until:
             records = await self.log.read(self.topic, partition, offset, self.read_batch)

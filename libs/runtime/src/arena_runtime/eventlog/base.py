@@ -175,6 +175,16 @@ class EventLog(abc.ABC):
     async def end_offsets(self, topic: str) -> dict[int, int]:
         """Per partition, the offset the next appended record will get."""
 
+    async def end_offset(self, topic: str, partition: int) -> int:
+        """One partition's end: the offset its next appended record will get.
+
+        The logs answer it without looking at the topic's other partitions.
+        """
+        ends = await self.end_offsets(topic)
+        if partition not in ends:
+            raise InvalidRequestError(f"{topic}: partition {partition} out of range")
+        return ends[partition]
+
     @abc.abstractmethod
     def consumer(self, group: str, topics: Sequence[str]) -> Consumer:
         """A new member of a consumer group over the given topics (not yet started)."""

@@ -537,6 +537,11 @@ class EmbeddedEventLog(EventLog):
 
         return await self.read_with(ends)
 
+    async def end_offset(self, topic: str, partition: int) -> int:
+        info = await self.topic(topic)
+        check_position(topic, partition, info.partitions, 0)
+        return await self.read_with(lambda conn: _next_offset(conn, info.id, partition))
+
     # -- groups ------------------------------------------------------------------------------
 
     def consumer(self, group: str, topics: Sequence[str]) -> Consumer:

@@ -240,6 +240,13 @@ class KafkaEventLog(EventLog):
             ends = await self._true_ends([KafkaTopicPartition(name, p) for p in range(partitions)])
         return {tp.partition: end for tp, end in ends.items()}
 
+    async def end_offset(self, topic: str, partition: int) -> int:
+        check_position(topic, partition, await self.partitions(topic), 0)
+        tp = KafkaTopicPartition(self.physical(topic), partition)
+        async with self._reader_lock:
+            ends = await self._true_ends([tp])
+        return ends[tp]
+
     async def _true_ends(self, tps: list[KafkaTopicPartition]) -> dict[KafkaTopicPartition, int]:
         """End offsets, confirmed by the high watermark of a fetch of each partition's tail.
 
