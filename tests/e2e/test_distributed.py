@@ -43,12 +43,10 @@ def gateways(
     }
     processes: list[ArenaProcess] = []
     try:
+        # All at once, as Kubernetes starts them: each migrates the one database at start-up.
         for number, name in enumerate(SERVICES):
             env = arena_env(workdir / "var", free_port(), **distributed)
             processes.append(ArenaProcess([name], env, workdir / f"{name}-{number}.log"))
-            # One at a time up to the HTTP server, which comes up after the database is migrated:
-            # processes racing to create the tables have been seen to fail on PostgreSQL.
-            processes[-1].wait_until("/healthz", 200)
         for process in processes:
             process.wait_until("/readyz", 200)
         yield [p.url for p, name in zip(processes, SERVICES, strict=True) if name == "gateway"]
