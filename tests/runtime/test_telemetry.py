@@ -215,3 +215,21 @@ def test_configured_logging_renders_both_apis_as_json_lines(
     assert {line["trace_id"] for line in lines} == {telemetry.trace_id_hex(span)}
     assert lines[0]["component"] == "arena.test" and lines[0]["stream"] == "t-1"
     assert lines[1]["logger"] == "uvicorn.error"
+
+
+def test_without_an_exporter_spans_are_not_recorded_but_carry_the_trace(
+    spans: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(telemetry, "_exporting", False)
+    parent = telemetry.context_of("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+    with telemetry.tracer().start_as_current_span("unexported", context=parent) as span:
+        assert not span.is_recording()
+        traceparent, _ = telemetry.current_trace()
+        assert telemetry.trace_id_hex() == "0af7651916cd43dd8448eb211c80319c"
+    assert traceparent.startswith("00-0af7651916cd43dd8448eb211c80319c-")
+    assert "b7ad6b7169203331" not in traceparent  # a span of its own, continuing the trace
+    assert spans.get_finished_spans() == ()
+    monkeypatch.setattr(telemetry, "_exporting", True)
+    with telemetry.tracer().start_as_current_span("exported", context=parent) as span:
+        assert span.is_recording()
+    assert [s.name for s in spans.get_finished_spans()] == ["exported"]
