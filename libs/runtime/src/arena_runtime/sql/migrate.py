@@ -70,23 +70,34 @@ async def upgrade_head(engine: AsyncEngine, extra_locations: Iterable[Path] = ()
     config = alembic_config(extra_locations)
 
     def upgrade(connection: Connection) -> None:
-        if connection.dialect.name == "postgresql":
-            # Held until this transaction ends, so the next process reads the version table
-            # only once this one's tables are committed.
-            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+        # Before Alembic starts: its environment is global to the process, so even engines of
+        # one process must not interleave inside it.
+        wait_for_turn(connection)
         config.attributes["connection"] = connection
         command.upgrade(config, "heads")
 
-    if engine.dialect.name == "postgresql":
-        # Each statement must see what was committed before it ran: under REPEATABLE READ or
-        # SERIALIZABLE (a server's default_transaction_isolation) the snapshot would be taken by
-        # the lock statement itself, before the process holding the lock committed, and Alembic
-        # would create every table again ("relation ... already exists").
-        engine = engine.execution_options(isolation_level="READ COMMITTED")
+    async with for_migrations(engine).begin() as connection:
+        await connection.run_sync(upgrade)
+
+
+def for_migrations(engine: AsyncEngine) -> AsyncEngine:
+    """``engine`` as a migration must use it (the same pool)."""
+    if engine.dialect.name != "postgresql":
+        return engine
+    # Each statement must see what was committed before it ran: under REPEATABLE READ or
+    # SERIALIZABLE (a server's default_transaction_isolation) the snapshot would be taken by the
+    # lock statement itself, before the process holding the lock committed, and Alembic would
+    # create every table again ("relation ... already exists").
+    return engine.execution_options(isolation_level="READ COMMITTED")
+
+
+def wait_for_turn(connection: Connection) -> None:
+    """Block until no other process is migrating this database; the turn lasts as long as the
+    connection's transaction."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
     # SQLite needs no lock of its own: the engine begins with BEGIN IMMEDIATE, which takes the
     # file's write lock before Alembic reads anything (waiting up to busy_timeout for it).
-    async with engine.begin() as connection:
-        await connection.run_sync(upgrade)
 
 
 async def open_database(settings: Settings) -> AsyncEngine:

@@ -10,6 +10,7 @@ from alembic import context
 from arena_runtime.config import load_settings
 from arena_runtime.sql.engine import create_engine, database_url
 from arena_runtime.sql.metadata import metadata
+from arena_runtime.sql.migrate import for_migrations, wait_for_turn
 from sqlalchemy.engine import Connection
 
 config = context.config
@@ -30,7 +31,9 @@ def run_on(connection: Connection) -> None:
 async def run_own_engine() -> None:
     engine = create_engine(database_url(load_settings()))
     try:
-        async with engine.begin() as connection:
+        async with for_migrations(engine).begin() as connection:
+            # `alembic upgrade` by hand takes its turn like the processes starting up.
+            await connection.run_sync(wait_for_turn)
             await connection.run_sync(run_on)
     finally:
         await engine.dispose()
