@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from arena_runtime import telemetry, topics
 from arena_runtime.consumer_loop import ConsumerLoop
 from arena_runtime.envelope import CODEC, Command, new_command
-from arena_runtime.eventlog import Consumer, EventLog, Record, TopicPartition
+from arena_runtime.eventlog import EventLog, Record
 from arena_runtime.host.catchup import CatchUp
+from arena_runtime.host.consume import CommitWatcher
 from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
 
 from arena_match.clock import now_ms
@@ -47,7 +48,9 @@ class MatchWorker:
         self.catch_up = CatchUp()
         self.timers = TimerWheel(self._send_timer, clock)
         self._log = event_log
-        self._consumer = _Committed(event_log.consumer(GROUP, [topics.MATCH_COMMANDS]), self)
+        self._consumer = CommitWatcher(
+            event_log.consumer(GROUP, [topics.MATCH_COMMANDS]), self.catch_up
+        )
         self._loop = ConsumerLoop(
             self._consumer,
             group=GROUP,
@@ -153,34 +156,3 @@ class MatchWorker:
             if now - finished >= self._evict_seconds:
                 self.runner.evict(stream)
                 del self._finished[stream]
-
-
-class _Committed(Consumer):
-    """The consumer, reporting each commit to the worker's CatchUp (readiness)."""
-
-    def __init__(self, inner: Consumer, worker: MatchWorker) -> None:
-        self._inner = inner
-        self._worker = worker
-
-    async def start(self) -> None:
-        await self._inner.start()
-
-    async def stop(self) -> None:
-        await self._inner.stop()
-
-    async def poll(self, timeout_ms: int = 1000, max_records: int = 500) -> list[Record]:
-        return await self._inner.poll(timeout_ms, max_records)
-
-    async def commit(self, offsets: Mapping[TopicPartition, int] | None = None) -> None:
-        await self._inner.commit(offsets)
-        if offsets is not None:
-            self._worker.catch_up.advance(offsets)
-
-    async def committed(self, tp: TopicPartition) -> int | None:
-        return await self._inner.committed(tp)
-
-    def assignment(self) -> frozenset[TopicPartition]:
-        return self._inner.assignment()
-
-    async def seek(self, tp: TopicPartition, offset: int) -> None:
-        await self._inner.seek(tp, offset)

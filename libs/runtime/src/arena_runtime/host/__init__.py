@@ -1,6 +1,6 @@
 """Service processes: the Service shape, the consume worker, and the host that runs them."""
 
-from arena_runtime.host.consume import ConsumeWorker, command_worker, event_worker
+from arena_runtime.host.consume import CommitWatcher, ConsumeWorker, command_worker, event_worker
 from arena_runtime.host.run import EXIT_BAD_CONFIG, EXIT_FAILED, EXIT_OK, ServiceBuilder, run, serve
 from arena_runtime.host.runtime import Runtime, open_runtime
 from arena_runtime.host.service import Service, ServiceError, Worker
@@ -9,6 +9,7 @@ __all__ = [
     "EXIT_BAD_CONFIG",
     "EXIT_FAILED",
     "EXIT_OK",
+    "CommitWatcher",
     "ConsumeWorker",
     "Runtime",
     "Service",

@@ -50,7 +50,7 @@ class ConsumeWorker(Generic[T]):
         self.topics = list(topics)
         self.catch_up = CatchUp()
         self._log = log
-        self._consumer = _CommitWatcher(log.consumer(group, self.topics), self.catch_up)
+        self._consumer = CommitWatcher(log.consumer(group, self.topics), self.catch_up)
         self._loop = ConsumerLoop(
             self._consumer,
             group=group,
@@ -103,8 +103,13 @@ def event_worker(
     )
 
 
-class _CommitWatcher(Consumer):
-    """A consumer that reports every successful commit to a CatchUp."""
+class CommitWatcher(Consumer):
+    """A consumer that reports every successful commit to a CatchUp.
+
+    Readiness is learnt from the offsets a worker commits, so a worker that drives its own
+    ConsumerLoop wraps its consumer in this and reads ``catch_up.ready()``. Everything else is
+    passed to the wrapped consumer unchanged.
+    """
 
     def __init__(self, inner: Consumer, catch_up: CatchUp) -> None:
         self._inner = inner
