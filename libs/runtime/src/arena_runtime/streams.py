@@ -40,6 +40,7 @@ from arena_runtime import metrics, telemetry
 from arena_runtime.envelope import CODEC, Codec, Command, Event, new_id, now
 from arena_runtime.eventlog.base import EventLog, OutgoingRecord, Position, Record
 from arena_runtime.eventlog.partitioner import partition_for
+from arena_runtime.eventlog.reading import read_forward
 from arena_runtime.malformed import decode_or_skip
 from arena_runtime.proto_gen.arena.v1.envelope_pb2 import CommandRejected
 
@@ -375,15 +376,13 @@ class StreamRunner(Generic[S]):
     async def _catch_up(self, partition: int, until: int | None = None) -> None:
         if until is None:
             until = await self.log.end_offset(self.topic, partition)
-        offset = self._next_offset.get(partition, 0)
-        while offset < until:
-            records = await self.log.read(self.topic, partition, offset, self.read_batch)
-            if not records:
-                break
+        start = self._next_offset.get(partition, 0)
+        async for records in read_forward(
+            self.log, self.topic, partition, start, until, self.read_batch
+        ):
             for record in records:
                 self._observe(record)
-                offset = record.offset + 1
-            self._next_offset[partition] = offset
+            self._next_offset[partition] = records[-1].offset + 1
 
     def _observe(self, record: Record) -> None:
         event = decode_or_skip(self.codec.decode_event, record, STREAM_RUNNER_GROUP)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from arena_runtime import telemetry, topics
 from arena_runtime.envelope import CODEC, Codec, EnvelopeError
 from arena_runtime.eventlog import EventLog, Record
+from arena_runtime.eventlog.reading import read_forward
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.streams import REJECTED_TYPE, SequenceGate
 
@@ -72,16 +73,14 @@ class LobbyDirectory:
         async with self._lock:
             read = 0
             for partition, end in sorted((await self.log.end_offsets(self.topic)).items()):
-                offset = self.offsets.get(partition, 0)
-                while offset < end:
-                    records = await self.log.read(self.topic, partition, offset, self.read_batch)
-                    if not records:
-                        break
+                start = self.offsets.get(partition, 0)
+                async for records in read_forward(
+                    self.log, self.topic, partition, start, end, self.read_batch
+                ):
                     for record in records:
                         self._observe(record)
-                        offset = record.offset + 1
                     read += len(records)
-                    self.offsets[partition] = offset
+                    self.offsets[partition] = records[-1].offset + 1
             return read
 
     def _observe(self, record: Record) -> None:
