@@ -7,14 +7,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from arena_matchmaking.context import Player
+from arena_matchmaking.directory import DIRECTORY_GROUP, LobbyDirectory
 from arena_matchmaking.matchmaking import Matchmaking
 from arena_matchmaking.reactions import follow_ups
 from arena_matchmaking.room_settings import default_settings
 from arena_matchmaking.rooms import Room, RoomStatus
 from arena_matchmaking.timers import RoomTimers
-from arena_runtime import topics
+from arena_runtime import metrics, topics
 from arena_runtime.config import load_settings
 from arena_runtime.envelope import Command, Event
+from arena_runtime.eventlog import OutgoingRecord
 from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
@@ -144,6 +146,27 @@ async def test_a_redelivered_join_sends_the_same_create_match_again(tmp_path: Pa
         assert second.directory.match_rooms == {started.match_id: "ABCDE"}
         assert second.directory.open_rooms == 1
         assert second.timers.armed == {}
+    finally:
+        await log.close()
+
+
+async def test_the_directory_counts_and_skips_a_malformed_record(tmp_path: Path) -> None:
+    settings = load_settings({"ARENA_DATA_DIR": str(tmp_path), "ARENA_PARTITIONS": "2"})
+    labels = {"topic": topics.MATCHMAKING_EVENTS, "group": DIRECTORY_GROUP, "reason": "undecodable"}
+    before = metrics.sample("arena_malformed_records_total", labels)
+    log = open_event_log(settings)
+    await log.start()
+    try:
+        await topics.ensure_topics(log, 2)
+        garbage = [OutgoingRecord(b"\xff not an envelope", partition=p) for p in (0, 1)]
+        await log.append(topics.MATCHMAKING_EVENTS, garbage)
+        await Matchmaking(log, settings).handle_command(
+            command("room-ABCDE", pb.OpenRoom(host=player("p_a")))
+        )
+        directory = LobbyDirectory(log)
+        assert await directory.catch_up() == 3  # both bad records read, and the room's event
+        assert list(directory.rooms) == ["ABCDE"]
+        assert metrics.sample("arena_malformed_records_total", labels) == before + 2
     finally:
         await log.close()
 

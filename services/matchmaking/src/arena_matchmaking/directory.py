@@ -19,9 +19,10 @@ import contextlib
 from collections.abc import Callable
 
 from arena_runtime import telemetry, topics
-from arena_runtime.envelope import CODEC, Codec, EnvelopeError
+from arena_runtime.envelope import CODEC, Codec
 from arena_runtime.eventlog import EventLog, Record
 from arena_runtime.eventlog.reading import read_forward
+from arena_runtime.malformed import decode_or_skip
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.streams import REJECTED_TYPE, SequenceGate
 
@@ -32,6 +33,8 @@ log = telemetry.get_logger(__name__)
 
 #: Statuses in which a room holds its players (they may not join or queue elsewhere).
 _SEATED = (RoomStatus.WAITING, RoomStatus.PLAYING)
+#: The ``group`` label of the malformed records the directory skips (it reads without a group).
+DIRECTORY_GROUP = "matchmaking:directory"
 
 
 class LobbyDirectory:
@@ -84,10 +87,9 @@ class LobbyDirectory:
             return read
 
     def _observe(self, record: Record) -> None:
-        try:
-            event = self.codec.decode_event(record.value)
-        except EnvelopeError:
-            return  # counted and logged by the stream runner that reads the same records
+        event = decode_or_skip(self.codec.decode_event, record, DIRECTORY_GROUP)
+        if event is None:
+            return
         if not self._gate.admit(event) or event.type == REJECTED_TYPE:
             return
         if event.stream.startswith(ROOM_PREFIX):
