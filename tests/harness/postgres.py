@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 from sqlalchemy.engine import URL, make_url
 
 from tests.harness.support import docker_reachable, listening, run_sync
@@ -63,3 +64,17 @@ def postgres_url() -> Iterator[str]:
         run_sync(lambda: _admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         if container is not None:
             container.stop()
+
+
+async def empty_postgres(url: str) -> None:
+    """Drop everything earlier tests left in the session's database."""
+    # Imported here: this plugin loads in every test session, most of which never touch SQL.
+    from arena_runtime.sql import create_engine
+
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(text("DROP SCHEMA public CASCADE"))
+            await connection.execute(text("CREATE SCHEMA public"))
+    finally:
+        await engine.dispose()

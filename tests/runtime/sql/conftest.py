@@ -10,19 +10,9 @@ from arena_runtime.config import Settings
 from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.sql import create_engine, session_factory, upgrade_head
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-
-async def empty_postgres(url: str) -> None:
-    """Drop everything earlier tests left in the session's database."""
-    engine = create_engine(url)
-    try:
-        async with engine.begin() as connection:
-            await connection.execute(text("DROP SCHEMA public CASCADE"))
-            await connection.execute(text("CREATE SCHEMA public"))
-    finally:
-        await engine.dispose()
+from tests.harness.postgres import empty_postgres
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -4,15 +4,12 @@ over the embedded log and the real Kafka-compatible broker."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 import random
 import secrets
 from pathlib import Path
 from typing import Any
 
 import pytest
-from arena_cli.main import main
 from arena_runtime import topics
 from arena_runtime.config import Settings
 from arena_runtime.eventlog import OutgoingRecord
@@ -23,6 +20,8 @@ from arena_runtime.sql.stream_activity import EVENT_TOPICS
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from tests.harness.command import arena
+
 
 def kafka_settings(request: pytest.FixtureRequest, db_url: str, tmp_path: Path) -> Settings:
     bootstrap: str = request.getfixturevalue("kafka_bootstrap")
@@ -30,20 +29,6 @@ def kafka_settings(request: pytest.FixtureRequest, db_url: str, tmp_path: Path) 
     return Settings(
         data_dir=tmp_path, database_url=db_url, kafka_bootstrap=bootstrap, topic_prefix=prefix
     )
-
-
-async def arena(monkeypatch: pytest.MonkeyPatch, settings: Settings, *argv: str) -> int:
-    """Run the real ``arena`` entry point (in a thread: it runs its own event loop)."""
-    for name in list(os.environ):
-        if name.startswith("ARENA_") and not name.startswith("ARENA_TEST_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("ARENA_DATA_DIR", str(settings.data_dir))
-    if settings.database_url:
-        monkeypatch.setenv("ARENA_DATABASE_URL", settings.database_url)
-    if settings.kafka_bootstrap:
-        monkeypatch.setenv("ARENA_KAFKA_BOOTSTRAP", settings.kafka_bootstrap)
-        monkeypatch.setenv("ARENA_TOPIC_PREFIX", settings.topic_prefix)
-    return await asyncio.to_thread(main, list(argv))
 
 
 async def snapshot(

@@ -31,8 +31,10 @@ from arena_runtime.sql.rebuild import runners
 from arena_runtime.streams import fold
 from sqlalchemy import insert
 
+from tests.harness.command import arena
+from tests.harness.postgres import empty_postgres
 from tests.services.rating import matches
-from tests.services.rating.harness import arena, empty_postgres, snapshot
+from tests.services.rating.harness import snapshot
 
 LADDER = ladder_stream("maths-warriors")
 PLAYERS = [f"p_{n:02d}" for n in range(10)]
