@@ -109,3 +109,10 @@ class Player:
 
     def has(self, type_: str) -> bool:
         return any(m["type"] == type_ for m in self.pushes)
+
+
+async def signed_in(url: str) -> Player:
+    """A new guest, signed in and authenticated on its own WebSocket."""
+    player = await Player(url).sign_in()
+    await player.connect()
+    return player

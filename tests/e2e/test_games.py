@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from websockets.exceptions import InvalidStatus
 
-from tests.e2e.client import Player
+from tests.e2e.client import Player, signed_in
 from tests.e2e.games import Mirror, next_move_push, play_move, play_to_the_end
 from tests.e2e.servers import arena, settings_for
 
@@ -27,12 +27,6 @@ async def url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
     )
     async with arena(settings) as base:
         yield base
-
-
-async def signed_in(url: str) -> Player:
-    player = await Player(url).sign_in()
-    await player.connect()
-    return player
 
 
 async def room_game(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.client import Player
+from tests.e2e.client import Player, signed_in
 from tests.e2e.servers import arena, settings_for
 
 
@@ -23,12 +23,6 @@ async def url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
     )
     async with arena(settings) as base:
         yield base
-
-
-async def signed_in(url: str) -> Player:
-    player = await Player(url).sign_in()
-    await player.connect()
-    return player
 
 
 async def error_code(player: Player, type_: str, **fields: object) -> str:
