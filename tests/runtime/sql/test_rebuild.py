@@ -21,6 +21,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from tests.harness.command import arena
+from tests.harness.tables import snapshot as projection_rows
 
 
 def kafka_settings(request: pytest.FixtureRequest, db_url: str, tmp_path: Path) -> Settings:
@@ -34,11 +35,9 @@ def kafka_settings(request: pytest.FixtureRequest, db_url: str, tmp_path: Path) 
 async def snapshot(
     sessions: async_sessionmaker[AsyncSession], projections: list[Projection]
 ) -> dict[str, list[Any]]:
-    tables: dict[str, list[Any]] = {}
+    """The projections' rows, and the offsets each was built to."""
+    tables = await projection_rows(sessions, projections)
     async with sessions() as session:
-        for projection in projections:
-            for table in projection.tables:
-                tables[table.name] = sorted((await session.execute(select(table))).all())
         tables["projection_offsets"] = sorted(
             (await session.execute(select(projection_offsets))).all()
         )

@@ -21,8 +21,8 @@ from arena_runtime.schemas.rating import ladder_stream, rate_command_id
 from arena_runtime.sql import ProjectionRunner, create_engine, session_factory, upgrade_head
 from sqlalchemy import func, select
 
+from tests.harness.tables import snapshot
 from tests.services.rating import matches
-from tests.services.rating.harness import snapshot
 
 LADDER = ladder_stream("maths-warriors")
 

@@ -33,8 +33,8 @@ from sqlalchemy import insert
 
 from tests.harness.command import arena
 from tests.harness.postgres import empty_postgres
+from tests.harness.tables import snapshot
 from tests.services.rating import matches
-from tests.services.rating.harness import snapshot
 
 LADDER = ladder_stream("maths-warriors")
 PLAYERS = [f"p_{n:02d}" for n in range(10)]

@@ -1,5 +1,4 @@
-"""Small helpers of the rating tests: the rows of projections. (The real ``arena`` command and
-an empty PostgreSQL schema are shared, in tests/harness.)"""
+"""``snapshot``: the rows of projections' tables, to compare two builds of the same read models."""
 
 from __future__ import annotations
 
@@ -13,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 async def snapshot(
     sessions: async_sessionmaker[AsyncSession], projections: list[Projection]
 ) -> dict[str, list[Any]]:
+    """Every table of ``projections``, by name: its rows, sorted."""
     tables: dict[str, list[Any]] = {}
     async with sessions() as session:
         for projection in projections:
