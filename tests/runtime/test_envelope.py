@@ -302,3 +302,16 @@ def test_new_command_fills_type_id_time_and_trace() -> None:
     assert again.command_id == "client-7" and again.type == "test.Note"
     with pytest.raises(UnknownType):
         new_command("match-1", {"x": 1}, schemas=registry)
+
+
+def test_add_messages_registers_each_message_once_in_any_registry() -> None:
+    from arena_runtime.schemas import maths_warriors
+
+    schemas = Schemas()
+    maths_warriors.register(schemas)
+    registered = schemas.types()
+    maths_warriors.register(schemas)  # importing twice, or in any order, must not raise
+    assert schemas.types() == registered
+    expected = {m.DESCRIPTOR.full_name for m in (*maths_warriors.COMMANDS, *maths_warriors.EVENTS)}
+    # A fresh registry already knows the runtime's own payloads (CommandRejected).
+    assert set(registered) == set(Schemas().types()) | expected

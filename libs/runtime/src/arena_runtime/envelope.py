@@ -16,7 +16,7 @@ from __future__ import annotations
 import builtins
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
@@ -170,6 +170,16 @@ class Schemas:
                 python_type=message_class,
             )
         )
+
+    def add_messages(self, message_classes: Iterable[type[Message]]) -> None:
+        """Register version 1 of each protobuf message not registered yet.
+
+        Idempotent, so every module of a proto file can register its payloads on import into any
+        registry, whatever else was imported first.
+        """
+        for message_class in message_classes:
+            if message_class.DESCRIPTOR.full_name not in self._versions:
+                self.add_message(message_class)
 
     def add_json(self, type: str, *, version: int = 1, upcast: Upcaster | None = None) -> None:
         """Register a JSON payload type (any JSON value, written with sorted keys)."""

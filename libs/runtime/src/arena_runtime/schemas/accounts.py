@@ -26,10 +26,7 @@ def account_stream(username: str) -> str:
 
 def register(schemas: Schemas = SCHEMAS) -> None:
     """Register every accounts payload (once per registry)."""
-    known = set(schemas.types())
-    for message in (*COMMANDS, *EVENTS):
-        if message.DESCRIPTOR.full_name not in known:
-            schemas.add_message(message)
+    schemas.add_messages((*COMMANDS, *EVENTS))
 
 
 register()

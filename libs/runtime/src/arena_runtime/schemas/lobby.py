@@ -51,10 +51,7 @@ EVENTS: tuple[type[Message], ...] = (
 
 def register(schemas: Schemas = SCHEMAS) -> None:
     """Add every lobby payload to ``schemas`` (idempotent: known types are skipped)."""
-    known = set(schemas.types())
-    for message in (*COMMANDS, *EVENTS):
-        if message.DESCRIPTOR.full_name not in known:
-            schemas.add_message(message)
+    schemas.add_messages((*COMMANDS, *EVENTS))
 
 
 register()

@@ -81,9 +81,7 @@ AI_LEVELS = {
 
 def register(schemas: Schemas = SCHEMAS) -> None:
     """Register every payload of the match stream (once per registry)."""
-    for message in dict.fromkeys((*COMMANDS, *EVENTS)):
-        if message.DESCRIPTOR.full_name not in schemas.types():
-            schemas.add_message(message)
+    schemas.add_messages((*COMMANDS, *EVENTS))
 
 
 register()

@@ -37,10 +37,7 @@ def rate_command_id(match_id: str) -> str:
 
 def register(schemas: Schemas = SCHEMAS) -> None:
     """Register every rating payload (once per registry)."""
-    known = set(schemas.types())
-    for message in (*COMMANDS, *EVENTS):
-        if message.DESCRIPTOR.full_name not in known:
-            schemas.add_message(message)
+    schemas.add_messages((*COMMANDS, *EVENTS))
 
 
 register()
