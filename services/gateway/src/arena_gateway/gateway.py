@@ -12,6 +12,7 @@ import contextlib
 import json
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from arena_engine.maths_warriors.errors import MathsWarriorsError
@@ -403,16 +404,29 @@ class Gateway:
 
     async def previews(self, stopping: asyncio.Event) -> None:
         """Deliver previews published by any gateway instance to this instance's sockets."""
-        subscription = await self.cache.subscribe(PREVIEW_CHANNEL)
+
+        def deliver(envelope: dict[str, Any]) -> None:
+            for client in self.hub.local(envelope["to"]):
+                client.push(envelope["message"])
+
+        await self._follow(PREVIEW_CHANNEL, deliver, stopping)
+
+    async def _follow(
+        self, channel: str, handle: Callable[[dict[str, Any]], object], stopping: asyncio.Event
+    ) -> None:
+        """Hand every JSON message of a cache channel to ``handle`` until ``stopping`` is set.
+
+        Instances publish to each other through these channels; a garbled message is dropped,
+        never allowed to end the loop.
+        """
+        subscription = await self.cache.subscribe(channel)
         try:
             while not stopping.is_set():
                 received = await subscription.get(wait=0.5)
                 if received is None:
                     continue
                 with contextlib.suppress(ValueError, KeyError, TypeError):
-                    envelope = json.loads(received.data)
-                    for client in self.hub.local(envelope["to"]):
-                        client.push(envelope["message"])
+                    handle(json.loads(received.data))
         finally:
             await subscription.close()
 
@@ -438,17 +452,11 @@ class Gateway:
 
     async def session_ends(self, stopping: asyncio.Event) -> None:
         """Close this instance's sockets of the sessions any instance announces ended."""
-        subscription = await self.cache.subscribe(SESSION_END_CHANNEL)
-        try:
-            while not stopping.is_set():
-                received = await subscription.get(wait=0.5)
-                if received is None:
-                    continue
-                with contextlib.suppress(ValueError, KeyError, TypeError):
-                    envelope = json.loads(received.data)
-                    self.close_session_sockets(envelope["session_id"], envelope["reason"])
-        finally:
-            await subscription.close()
+        await self._follow(
+            SESSION_END_CHANNEL,
+            lambda envelope: self.close_session_sockets(envelope["session_id"], envelope["reason"]),
+            stopping,
+        )
 
     # -- timers ----------------------------------------------------------------------------
 
