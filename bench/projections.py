@@ -14,8 +14,6 @@ record and storing offsets in each transaction.
 from __future__ import annotations
 
 import asyncio
-import secrets
-import socket
 import tempfile
 import time
 from pathlib import Path
@@ -32,13 +30,14 @@ from arena_runtime.sql import (
     stream_activity,
     upgrade_head,
 )
-from sqlalchemy import Column, Integer, MetaData, String, Table, insert, text
+from sqlalchemy import Column, Integer, MetaData, String, Table, insert
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from bench import postgres
 
 TOPICS = ("bench.match.events", "bench.rating.events")
 PARTITIONS = 4
 BATCH = 500
-POSTGRES_ADMIN = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
 
 rows = Table(
     "bench_ledger",
@@ -126,35 +125,16 @@ def line(label: str, rate: float, base: float) -> None:
     print(f"  {label:<36} {rate:>10,.0f} records/s   ratio {rate / base:5.2f}", flush=True)
 
 
-def postgres_reachable() -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", 5432), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 async def main(count: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         async with open_event_log(Settings(data_dir=Path(tmp))) as log:
             await fill(log, count)
             await measure("SQLite", f"sqlite+aiosqlite:///{tmp}/bench.sqlite3", log, count)
-            if not postgres_reachable():
+            if not postgres.reachable():
                 print("PostgreSQL: skipped (nothing on 127.0.0.1:5432)")
                 return
-            name = f"arena_bench_{secrets.token_hex(4)}"
-            admin = create_engine(POSTGRES_ADMIN, isolation_level="AUTOCOMMIT")
-            try:
-                async with admin.connect() as connection:
-                    await connection.execute(text(f'CREATE DATABASE "{name}"'))
-                try:
-                    url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
-                    await measure("PostgreSQL", url, log, count)
-                finally:
-                    async with admin.connect() as connection:
-                        await connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-            finally:
-                await admin.dispose()
+            async with postgres.scratch_database() as url:
+                await measure("PostgreSQL", url, log, count)
 
 
 def run(quick: bool = False) -> None:

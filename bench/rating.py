@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import secrets
-import socket
 import tempfile
 import time
 from dataclasses import replace
@@ -36,13 +34,13 @@ from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
 from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
 from arena_runtime.schemas.rating import ladder_stream, rate_command_id
 from arena_runtime.sql import ProjectionRunner, create_engine, session_factory, upgrade_head
-from sqlalchemy import text
+
+from bench import postgres
 
 LADDER = ladder_stream("maths-warriors")
 PARTITIONS = 4
 PLAYERS = 2000
 T0 = datetime(2026, 11, 30, tzinfo=UTC)
-POSTGRES_ADMIN = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
 
 
 def _player(rng: random.Random) -> str:
@@ -202,14 +200,6 @@ async def _read(log: EventLog, decode: bool) -> tuple[int, float]:
     return count, time.perf_counter() - started
 
 
-def _postgres_reachable() -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", 5432), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 async def _rebuild(log: EventLog, url: str) -> float:
     engine = create_engine(url)
     try:
@@ -237,24 +227,15 @@ async def _rebuild_figures(games: int) -> None:
                 f"  rebuild on SQLite:   {sqlite:7.2f} s  ({count / sqlite:10.0f} events/s, "
                 f"{sqlite / raw:.1f}x the raw read)"
             )
-            if not _postgres_reachable():
+            if not postgres.reachable():
                 print("  rebuild on PostgreSQL: skipped (nothing on 127.0.0.1:5432)")
                 return
-            name = f"arena_bench_{secrets.token_hex(4)}"
-            admin = create_engine(POSTGRES_ADMIN, isolation_level="AUTOCOMMIT")
-            try:
-                async with admin.connect() as connection:
-                    await connection.execute(text(f'CREATE DATABASE "{name}"'))
-                url = POSTGRES_ADMIN.rsplit("/", 1)[0] + f"/{name}"
-                postgres = await _rebuild(log, url)
-                print(
-                    f"  rebuild on PostgreSQL: {postgres:5.2f} s  ({count / postgres:10.0f} "
-                    f"events/s, {postgres / raw:.1f}x the raw read)"
-                )
-            finally:
-                async with admin.connect() as connection:
-                    await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
-                await admin.dispose()
+            async with postgres.scratch_database() as url:
+                seconds = await _rebuild(log, url)
+            print(
+                f"  rebuild on PostgreSQL: {seconds:5.2f} s  ({count / seconds:10.0f} "
+                f"events/s, {seconds / raw:.1f}x the raw read)"
+            )
 
 
 def run(quick: bool = False) -> None:
