@@ -447,3 +447,50 @@ def test_fold_ignores_every_duplicate_and_replay(amounts: list[int], rng: Any) -
     gate = SequenceGate()
     admitted = [e for e in delivered if gate.admit(e)]
     assert admitted == history and gate.last("s") == len(amounts)
+
+
+class CountingLog(GatedLog):
+    """A real event log that counts how often its ends are asked for."""
+
+    def __init__(self, inner: EventLog) -> None:
+        super().__init__(inner)
+        self.gate.set()
+        self.end_reads = 0
+
+    async def end_offsets(self, topic: str) -> dict[int, int]:
+        self.end_reads += 1
+        return await self.inner.end_offsets(topic)
+
+
+async def test_at_the_end_a_runner_decides_without_asking_for_the_end_again(
+    log: EventLog, open_log: OpenLog, unique_topic: str
+) -> None:
+    counting = CountingLog(open_log())
+    await counting.start()
+    try:
+        owner = StreamRunner(
+            counting, unique_topic, initial=initial, apply=apply, decide=decide, codec=CODEC
+        )
+        await owner.handle(command("t-1", "a", 1))
+        asked = counting.end_reads
+        await owner.handle(command("t-1", "b", 2))
+        await owner.handle(command("t-1", "c", 3))
+        assert counting.end_reads == asked
+
+        # Somebody else writes the partition (a zombie, a rebalance): the stale owner's append
+        # lands after it, is ignored, and the command is decided again on the state that won.
+        await runner(log, unique_topic).handle(command("t-1", "elsewhere", 4))
+        late = await owner.handle(command("t-1", "d", 5))
+        assert late.rejection == Rejection("over_limit", "10 + 5 > 10")
+        assert (await runner(log, unique_topic).load("t-1")).state == Tally(10, (1, 2, 3, 4))
+
+        # An owner told it lost the partition reads the end before its next decision: no
+        # losing append this time.
+        await runner(log, unique_topic).handle(command("t-1", "reset", type="tally.Reset"))
+        owner.forget_end(await owner.partition_of("t-1"))
+        before = await total_records(log, unique_topic)
+        await owner.handle(command("t-1", "e", 6))
+        assert await total_records(log, unique_topic) == before + 1
+        assert (await owner.load("t-1")).state == Tally(6, (1, 2, 3, 4, 6))
+    finally:
+        await counting.close()

@@ -22,6 +22,14 @@ number 1, 2, 3 … The rules of DESIGN.md, made reusable:
 
 A runner keeps every stream of the partitions it has touched in memory and reads each
 partition forward from where it stopped.
+
+Once it has read a partition to its end, a runner decides that partition's commands on what it
+holds, without asking the log for the end again: the partition's commands come to one owner, so
+nobody else writes there, and if somebody did (a rebalance, a zombie), the race rule above
+catches it at the append: the offsets are not the ones that followed the fold, the partition is
+read up to them, and the command is decided again. That saves a round trip to the log per
+command. An owner that loses a partition calls :meth:`StreamRunner.forget_end`, so that when it
+gets it back it reads what the other owner wrote before deciding anything.
 """
 
 from __future__ import annotations
@@ -181,6 +189,8 @@ class StreamRunner(Generic[S]):
         self._next_offset: dict[int, int] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         self._streams: dict[str, StreamView[S]] = {}
+        #: Partitions read to their end, written since only by this runner as far as it knows.
+        self._at_end: set[int] = set()
 
     async def _partition_count(self) -> int:
         if self._partitions is None:
@@ -196,6 +206,10 @@ class StreamRunner(Generic[S]):
         async with self._lock(partition):
             await self._catch_up(partition)
         return self._view(stream)
+
+    def forget_end(self, partition: int) -> None:
+        """Read ``partition`` to its end before the next command (someone else may write it)."""
+        self._at_end.discard(partition)
 
     def view(self, stream: str) -> StreamView[S] | None:
         """The stream as folded so far, without reading the log; None if never seen."""
@@ -234,8 +248,9 @@ class StreamRunner(Generic[S]):
         ):
             async with self._lock(partition):
                 ours: set[str] = set()  # first event id of each batch this call appended
-                for _ in range(self.max_attempts):
-                    await self._catch_up(partition)
+                for attempt in range(self.max_attempts):
+                    if attempt or partition not in self._at_end:
+                        await self._catch_up(partition)
                     view = self._view(command.stream)
                     answered = view.answers.get(command.command_id)
                     if answered is not None:
@@ -374,6 +389,7 @@ class StreamRunner(Generic[S]):
         return records, positions
 
     async def _catch_up(self, partition: int, until: int | None = None) -> None:
+        to_end = until is None
         if until is None:
             until = await self.log.end_offset(self.topic, partition)
         start = self._next_offset.get(partition, 0)
@@ -383,6 +399,8 @@ class StreamRunner(Generic[S]):
             for record in records:
                 self._observe(record)
             self._next_offset[partition] = records[-1].offset + 1
+        if to_end:
+            self._at_end.add(partition)
 
     def _observe(self, record: Record) -> None:
         event = decode_or_skip(self.codec.decode_event, record, STREAM_RUNNER_GROUP)
