@@ -226,3 +226,56 @@ async def test_a_commit_refused_after_losing_the_partitions_does_not_stop_the_lo
     refused = [e for e in logs if e["event"].startswith("commit refused")]
     assert [e["offsets"] for e in refused] == [{f"{unique_topic}/0": 2}]
     assert committed is None  # the next owner starts from the last commit
+
+
+@pytest.fixture
+async def two_partitions(open_log: OpenLog, unique_topic: str) -> AsyncIterator[EventLog]:
+    event_log = open_log()
+    await event_log.start()
+    await event_log.create_topics([TopicSpec(unique_topic, partitions=2)])
+    yield event_log
+    await event_log.close()
+
+
+async def test_partitions_side_by_side_keep_their_own_order_and_commit_apart(
+    two_partitions: EventLog, unique_topic: str, group: str
+) -> None:
+    log = two_partitions
+    records = [
+        OutgoingRecord(command_record(f"{partition}{n}"), b"t-1", partition=partition)
+        for n in range(3)
+        for partition in (0, 1)
+    ]
+    await log.append(unique_topic, records)
+    seen: list[str] = []
+    one_ran = asyncio.Event()
+
+    async def handle(command: Command, record: Record) -> None:
+        if command.command_id == "00":
+            # Handled one record at a time, partition 0's first record would wait here for ever:
+            # partition 1 comes only after it.
+            await asyncio.wait_for(one_ran.wait(), 30)
+        if command.command_id == "02":
+            raise RuntimeError("database down")
+        if record.partition == 1:
+            one_ran.set()
+        seen.append(command.command_id)
+
+    consumer = log.consumer(group, [unique_topic])
+    await consumer.start()
+    try:
+        loop = ConsumerLoop(
+            consumer,
+            group=group,
+            decode=READER.decode_command,
+            handler=handle,
+            concurrent_partitions=True,
+        )
+        with pytest.raises(RuntimeError, match="database down"):
+            await run_until(loop, lambda: False)
+        assert [c for c in seen if c[0] == "0"] == ["00", "01"]
+        assert [c for c in seen if c[0] == "1"] == ["10", "11", "12"]
+        assert await consumer.committed(TopicPartition(unique_topic, 0)) == 2
+        assert await consumer.committed(TopicPartition(unique_topic, 1)) == 3
+    finally:
+        await consumer.stop()

@@ -9,6 +9,13 @@ handler itself raises, the records handled before it are committed and the error
 that is a bug or an outage, and the record is retried when the service restarts. A commit
 refused because the group rebalanced meanwhile is logged and the loop goes on: the partition's
 new owner handles those records again, which the stream rules make harmless.
+
+With ``concurrent_partitions`` the records of each partition in a poll are handled in order, but
+the partitions side by side: a handler that waits on the log (a command handler appends its
+answer) then waits once per partition rather than once per record, and the appends of the
+partitions meet in one write. Order within a partition is all the stream rules need, since a
+stream's commands share a partition; a handler that reads state across partitions must take
+its own lock for that.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ log = telemetry.get_logger(__name__)
 
 
 class ConsumerLoop(Generic[T]):
-    """Feeds decoded records of one consumer-group member to ``handler``, one at a time."""
+    """Feeds decoded records of one consumer-group member to ``handler``, in partition order."""
 
     def __init__(
         self,
@@ -44,6 +51,7 @@ class ConsumerLoop(Generic[T]):
         handler: Handler[T],
         poll_timeout_ms: int = 500,
         max_records: int = 500,
+        concurrent_partitions: bool = False,
     ) -> None:
         self.consumer = consumer
         self.group = group
@@ -51,6 +59,7 @@ class ConsumerLoop(Generic[T]):
         self.handler = handler
         self.poll_timeout_ms = poll_timeout_ms
         self.max_records = max_records
+        self.concurrent_partitions = concurrent_partitions
 
     async def run(self, stop: asyncio.Event) -> None:
         """Consume until ``stop`` is set; what was handled is committed before returning."""
@@ -62,14 +71,39 @@ class ConsumerLoop(Generic[T]):
         records = await self.consumer.poll(self.poll_timeout_ms, self.max_records)
         done: dict[TopicPartition, int] = {}
         try:
-            for record in records:
-                await self._process(record)
-                done[TopicPartition(record.topic, record.partition)] = record.offset + 1
+            if self.concurrent_partitions:
+                await self._side_by_side(records, done)
+            else:
+                await self._in_order(records, done)
         finally:
             # Also on a handler error or cancellation: never redeliver what was handled.
             if done:
                 await self._commit(done)
         return len(records)
+
+    async def _in_order(self, records: list[Record], done: dict[TopicPartition, int]) -> None:
+        for record in records:
+            await self._process(record)
+            done[TopicPartition(record.topic, record.partition)] = record.offset + 1
+
+    async def _side_by_side(self, records: list[Record], done: dict[TopicPartition, int]) -> None:
+        by_partition: dict[TopicPartition, list[Record]] = {}
+        for record in records:
+            by_partition.setdefault(TopicPartition(record.topic, record.partition), []).append(
+                record
+            )
+        if len(by_partition) <= 1:
+            await self._in_order(records, done)
+            return
+        outcomes = await asyncio.gather(
+            *(self._in_order(batch, done) for batch in by_partition.values()),
+            return_exceptions=True,
+        )
+        # Every partition ran to its end or its first failure (and was committed that far);
+        # the first failure is the loop's, as in order.
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
 
     async def _commit(self, offsets: dict[TopicPartition, int]) -> None:
         try:

@@ -57,6 +57,8 @@ class MatchWorker:
             decode=CODEC.decode_command,
             handler=self._handle,
             poll_timeout_ms=POLL_TIMEOUT_MS,
+            # A match's commands share its partition; nothing here reads across partitions.
+            concurrent_partitions=True,
         )
         self._owned: set[int] = set()
         #: The streams of each owned partition, to disarm when the partition goes.
@@ -141,6 +143,7 @@ class MatchWorker:
 
     def _lose(self, partition: int) -> None:
         self._owned.discard(partition)
+        self.runner.forget_end(partition)
         for stream in self._streams.pop(partition, set()):
             self.timers.disarm(stream)
         log.info("partition lost", partition=partition)

@@ -44,6 +44,7 @@ class ConsumeWorker(Generic[T]):
         decode: Callable[[bytes], T],
         handler: Handler[T] = ignore,
         name: str | None = None,
+        concurrent_partitions: bool = False,
     ) -> None:
         self.name = name or f"consume:{group}"
         self.group = group
@@ -57,6 +58,7 @@ class ConsumeWorker(Generic[T]):
             decode=decode,
             handler=handler,
             poll_timeout_ms=POLL_TIMEOUT_MS,
+            concurrent_partitions=concurrent_partitions,
         )
         self._stopping = asyncio.Event()
 
@@ -83,11 +85,21 @@ class ConsumeWorker(Generic[T]):
 
 
 def command_worker(
-    log: EventLog, service: str, topics: Sequence[str], handler: Handler[Command] = ignore
+    log: EventLog,
+    service: str,
+    topics: Sequence[str],
+    handler: Handler[Command] = ignore,
+    concurrent_partitions: bool = False,
 ) -> ConsumeWorker[Command]:
     """The service's member of its command group (named after the service)."""
     return ConsumeWorker(
-        log, service, topics, CODEC.decode_command, handler, name=f"{service}:commands"
+        log,
+        service,
+        topics,
+        CODEC.decode_command,
+        handler,
+        name=f"{service}:commands",
+        concurrent_partitions=concurrent_partitions,
     )
 
 
