@@ -61,6 +61,8 @@ def test_settings_are_immutable() -> None:
         ("ARENA_PARTITIONS", "0", "greater than or equal to 1"),
         ("ARENA_LOG_LEVEL", "LOUD", "pattern"),
         ("ARENA_LOG_FORMAT", "xml", "pattern"),
+        ("ARENA_EVENT_LOOP", "tokio", "pattern"),
+        ("ARENA_PROJECTION_LINGER_MS", "-1", "greater than or equal to 0"),
         ("ARENA_KAFKA_BOOTSTRAP", "localhost", "host:port"),
         ("ARENA_KAFKA_BOOTSTRAP", "a:9092,b:port", "host:port"),
         ("ARENA_DATABASE_URL", "mysql://db/arena", "postgresql+asyncpg://"),

@@ -274,3 +274,16 @@ def test_badly_declared_projections_are_refused(
         ProjectionRunner(nameless, log, sessions)
     with pytest.raises(ValueError, match="batch_size"):
         ProjectionRunner(StreamActivity(["t"]), log, sessions, batch_size=0)
+
+
+@pytest.mark.usefixtures("ledger_table")
+async def test_a_step_tells_whether_a_partition_had_more_than_one_batch(
+    sessions: async_sessionmaker[AsyncSession],
+    log: EventLog,
+) -> None:
+    # The projection worker lingers between steps only when no partition filled a batch.
+    await fill(log, records_per_topic=30, partitions=1)
+    runner = ProjectionRunner(Ledger(), log, sessions, batch_size=20)
+    assert await runner.step() == 40 and runner.filled_a_batch
+    assert await runner.step() == 20 and not runner.filled_a_batch
+    assert await runner.step() == 0 and not runner.filled_a_batch

@@ -53,17 +53,32 @@ class Settings(BaseSettings):
     consumer_heartbeat_ms: int = Field(
         1000, ge=100, le=60_000, description="How often a consumer-group member heartbeats."
     )
+    eventlog_tail_records: int = Field(
+        1024,
+        ge=0,
+        le=1_000_000,
+        description="Embedded log: own latest appends kept per partition to answer reads.",
+    )
     http_host: str = Field("127.0.0.1", description="Address the HTTP server binds.")
     http_port: int = Field(8000, ge=0, le=65535, description="Port of the HTTP server.")
     log_level: str = Field("INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
     log_format: str = Field("json", pattern=r"^(json|console)$")
     otel_exporter_endpoint: str | None = Field(None, description="OTLP/HTTP endpoint; unset: off")
     service_name: str = Field("arena", description="Service name in telemetry.")
+    event_loop: str = Field(
+        "uvloop", pattern=r"^(uvloop|asyncio)$", description="The asyncio event loop to run on."
+    )
     projection_batch_size: int = Field(
         500, ge=1, le=100_000, description="Records a projection applies per SQL transaction."
     )
     projection_poll_ms: int = Field(
         200, ge=1, le=60_000, description="How long an idle projection waits before polling."
+    )
+    projection_linger_ms: int = Field(
+        50,
+        ge=0,
+        le=60_000,
+        description="How long a busy projection gathers records before its next transaction.",
     )
     cache_prefix: str = Field("arena:", description="Prepended to every Redis key and channel.")
     # -- gateway (docs/protocol.md) --------------------------------------------------------

@@ -23,10 +23,11 @@ NAME = "projections"
 
 
 class ProjectionWorker:
-    def __init__(self, runner: ProjectionRunner, idle_sleep: float) -> None:
+    def __init__(self, runner: ProjectionRunner, idle_sleep: float, linger: float = 0.0) -> None:
         self.name = f"projection:{runner.name}"
         self._runner = runner
         self._idle_sleep = idle_sleep
+        self._linger = min(linger, idle_sleep)
         self._targets: dict[TopicPartition, int] = {}
         self._ready = False
         self._stopping = asyncio.Event()
@@ -42,9 +43,17 @@ class ProjectionWorker:
             if not self._ready:
                 stored = await self._runner.stored_offsets()
                 self._ready = all(stored.get(tp, 0) >= end for tp, end in self._targets.items())
+            # Idle: wait for more. Busy but keeping up (no partition filled a batch): linger, so
+            # that the next transaction carries many records rather than one move's few; a
+            # transaction and its offsets cost about as much as the rows in it. Behind: go on.
             if consumed == 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), self._idle_sleep)
+                pause = self._idle_sleep
+            elif not self._runner.filled_a_batch:
+                pause = self._linger
+            else:
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), pause)
 
     def request_stop(self) -> None:
         self._stopping.set()
@@ -57,7 +66,9 @@ async def build_service(runtime: Runtime) -> Service:
     settings = runtime.settings
     await topics.ensure_topics(runtime.log, settings.partitions)
     workers = [
-        ProjectionWorker(runner, settings.projection_poll_ms / 1000)
+        ProjectionWorker(
+            runner, settings.projection_poll_ms / 1000, settings.projection_linger_ms / 1000
+        )
         for runner in runners(
             settings, runtime.log, session_factory(runtime.db), registry.projections(settings)
         )

@@ -63,6 +63,8 @@ class ProjectionRunner:
         self._idle_sleep = idle_sleep
         # Next offset per partition, as stored in SQL; loaded lazily, dropped on conflict.
         self._next: dict[TopicPartition, int] | None = None
+        #: Did the last step read a full batch from some partition (so more is waiting)?
+        self.filled_a_batch = False
 
     @property
     def name(self) -> str:
@@ -109,6 +111,7 @@ class ProjectionRunner:
     async def _step(self, ends: Mapping[TopicPartition, int]) -> int:
         offsets = await self._offsets(ends)
         consumed = 0
+        self.filled_a_batch = False
         for tp, end in sorted(ends.items(), key=lambda item: (item[0].topic, item[0].partition)):
             start = offsets.get(tp, 0)
             if start >= end:
@@ -116,6 +119,7 @@ class ProjectionRunner:
             records = await self._log.read(tp.topic, tp.partition, start, self._batch_size)
             if not records:
                 continue
+            self.filled_a_batch = self.filled_a_batch or len(records) >= self._batch_size
             try:
                 await self._apply_batch(tp, start, records)
             except OffsetConflictError:
