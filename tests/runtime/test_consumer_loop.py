@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,6 +23,8 @@ from arena_runtime.eventlog import (
     TopicSpec,
 )
 from arena_runtime.eventlog.factory import open_event_log
+from arena_runtime.host.catchup import CatchUp
+from arena_runtime.host.consume import CommitWatcher
 from structlog.testing import capture_logs
 
 from tests.runtime.conftest import OpenLog
@@ -277,5 +279,48 @@ async def test_partitions_side_by_side_keep_their_own_order_and_commit_apart(
         assert [c for c in seen if c[0] == "1"] == ["10", "11", "12"]
         assert await consumer.committed(TopicPartition(unique_topic, 0)) == 2
         assert await consumer.committed(TopicPartition(unique_topic, 1)) == 3
+    finally:
+        await consumer.stop()
+
+
+class HeldCommits(CommitWatcher):
+    """A real consumer whose commits wait for a gate: shows what does not wait for them."""
+
+    def __init__(self, inner: Consumer) -> None:
+        super().__init__(inner, CatchUp())
+        self.gate = asyncio.Event()
+        self.commits: list[dict[TopicPartition, int]] = []
+
+    async def commit(self, offsets: Mapping[TopicPartition, int] | None = None) -> None:
+        await self.gate.wait()
+        await super().commit(offsets)
+        self.commits.append(dict(offsets or {}))
+
+
+async def test_commit_behind_handles_the_next_poll_while_the_last_commit_is_in_flight(
+    log: EventLog, unique_topic: str, group: str
+) -> None:
+    await append_values(log, unique_topic, [command_record("a")])
+    seen: list[str] = []
+    consumer = HeldCommits(log.consumer(group, [unique_topic]))
+    await consumer.start()
+    tp = TopicPartition(unique_topic, 0)
+    try:
+        loop = ConsumerLoop(
+            consumer,
+            group=group,
+            decode=READER.decode_command,
+            handler=collecting(seen),
+            commit_behind=True,
+        )
+        await run_until(loop, lambda: seen == ["a"])
+        await append_values(log, unique_topic, [command_record("b"), command_record("c")])
+        await run_until(loop, lambda: len(seen) == 3)  # the first commit still waits
+        assert consumer.commits == []
+        consumer.gate.set()
+        await loop.flush()
+        assert await consumer.committed(tp) == 3
+        # One commit at a time, offsets only forward: the second carries what came meanwhile.
+        assert [c[tp] for c in consumer.commits] == [1, 3]
     finally:
         await consumer.stop()

@@ -16,6 +16,12 @@ answer) then waits once per partition rather than once per record, and the appen
 partitions meet in one write. Order within a partition is all the stream rules need, since a
 stream's commands share a partition; a handler that reads state across partitions must take
 its own lock for that.
+
+With ``commit_behind`` a poll's offsets are committed by a background task while the next poll
+is already handled: the commit is a round trip to the log that used to sit between every two
+polls of a busy consumer. One commit is in flight at a time (offsets only ever move forward);
+what a crash leaves uncommitted is redelivered, as before. A handler's failure, a cancellation
+and :meth:`ConsumerLoop.flush` (call it before stopping the consumer) still commit at once.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ class ConsumerLoop(Generic[T]):
         poll_timeout_ms: int = 500,
         max_records: int = 500,
         concurrent_partitions: bool = False,
+        commit_behind: bool = False,
     ) -> None:
         self.consumer = consumer
         self.group = group
@@ -60,26 +67,58 @@ class ConsumerLoop(Generic[T]):
         self.poll_timeout_ms = poll_timeout_ms
         self.max_records = max_records
         self.concurrent_partitions = concurrent_partitions
+        self.commit_behind = commit_behind
+        self._to_commit: dict[TopicPartition, int] = {}
+        self._committer: asyncio.Task[None] | None = None
 
     async def run(self, stop: asyncio.Event) -> None:
         """Consume until ``stop`` is set; what was handled is committed before returning."""
-        while not stop.is_set():
-            await self.run_once()
+        try:
+            while not stop.is_set():
+                await self.run_once()
+        finally:
+            await self.flush()
 
     async def run_once(self) -> int:
         """One poll: handle (or skip) and commit every record it returned; returns their count."""
+        self._reap_committer()
         records = await self.consumer.poll(self.poll_timeout_ms, self.max_records)
         done: dict[TopicPartition, int] = {}
+        handled = False
         try:
             if self.concurrent_partitions:
                 await self._side_by_side(records, done)
             else:
                 await self._in_order(records, done)
+            handled = True
         finally:
-            # Also on a handler error or cancellation: never redeliver what was handled.
             if done:
-                await self._commit(done)
+                self._to_commit.update(done)
+            if not handled or not self.commit_behind:
+                # Also on a handler error or cancellation: never redeliver what was handled.
+                await self.flush()
+            else:
+                self._reap_committer()
+                if self._to_commit and self._committer is None:
+                    self._committer = asyncio.create_task(self._commit_pending())
         return len(records)
+
+    def _reap_committer(self) -> None:
+        if self._committer is not None and self._committer.done():
+            committer, self._committer = self._committer, None
+            committer.result()  # a commit that failed in the background fails the loop here
+
+    async def flush(self) -> None:
+        """Commit everything handled so far, waiting for a commit already in flight."""
+        if self._committer is not None:
+            committer, self._committer = self._committer, None
+            await committer
+        await self._commit_pending()
+
+    async def _commit_pending(self) -> None:
+        while self._to_commit:
+            offsets, self._to_commit = self._to_commit, {}
+            await self._commit(offsets)
 
     async def _in_order(self, records: list[Record], done: dict[TopicPartition, int]) -> None:
         for record in records:

@@ -59,6 +59,7 @@ class MatchWorker:
             poll_timeout_ms=POLL_TIMEOUT_MS,
             # A match's commands share its partition; nothing here reads across partitions.
             concurrent_partitions=True,
+            commit_behind=True,
         )
         self._owned: set[int] = set()
         #: The streams of each owned partition, to disarm when the partition goes.
@@ -85,6 +86,7 @@ class MatchWorker:
         finally:
             self._stopping.set()
             await asyncio.gather(timers, return_exceptions=True)
+            await self._loop.flush()
             await self._consumer.stop()
 
     def request_stop(self) -> None:

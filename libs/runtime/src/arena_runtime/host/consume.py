@@ -59,6 +59,7 @@ class ConsumeWorker(Generic[T]):
             handler=handler,
             poll_timeout_ms=POLL_TIMEOUT_MS,
             concurrent_partitions=concurrent_partitions,
+            commit_behind=True,
         )
         self._stopping = asyncio.Event()
 
@@ -72,6 +73,7 @@ class ConsumeWorker(Generic[T]):
                 await self._loop.run_once()
                 await self.catch_up.observe_assignment(self._consumer)
         finally:
+            await self._loop.flush()
             await self._consumer.stop()
             log.info(
                 "worker stopped", worker=self.name, committed=_describe(self.catch_up.positions)
