@@ -35,7 +35,6 @@ gets it back it reads what the other owner wrote before deciding anything.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -46,7 +45,7 @@ from opentelemetry.trace import SpanKind
 
 from arena_runtime import metrics, telemetry
 from arena_runtime.envelope import CODEC, Codec, Command, Event, new_id, now
-from arena_runtime.eventlog.base import EventLog, OutgoingRecord, Position, Record
+from arena_runtime.eventlog.base import EventLog, Position, Record
 from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.eventlog.reading import read_forward
 from arena_runtime.malformed import decode_or_skip
@@ -344,25 +343,21 @@ class StreamRunner(Generic[S]):
         back (one round trip less per command). Otherwise read the partition up to them, so
         whatever got in first is folded first.
         """
-        records, positions = await self._append(partition, events)
+        written, positions = await self._append(partition, events)
         start = self._next_offset.get(partition, 0)
         offsets = [position.offset for position in positions]
         if offsets != list(range(start, start + len(offsets))):
             await self._catch_up(partition, max(offsets) + 1)
             return
-        written = time.time_ns() // 1_000_000
-        for record, offset in zip(records, offsets, strict=True):
-            self._observe(
-                Record(
-                    self.topic, partition, offset, record.key, record.value, record.headers, written
-                )
-            )
+        # The events as written, not decoded back from their records: the same values.
+        for event in written:
+            self._observe_event(event, self.topic)
         self._next_offset[partition] = start + len(offsets)
 
     async def _append(
         self, partition: int, events: list[Event]
-    ) -> tuple[list[OutgoingRecord], list[Position]]:
-        """Append one command's events in one call."""
+    ) -> tuple[list[Event], list[Position]]:
+        """Append one command's events in one call; returns them as written."""
         with telemetry.tracer().start_as_current_span(
             f"{self.topic} publish",
             kind=SpanKind.PRODUCER,
@@ -375,18 +370,15 @@ class StreamRunner(Generic[S]):
             },
         ):
             traceparent, tracestate = telemetry.current_trace()
+            written = [
+                replace(event, traceparent=traceparent, tracestate=tracestate) for event in events
+            ]
             records = [
-                replace(
-                    self.codec.event_record(
-                        replace(event, traceparent=traceparent, tracestate=tracestate)
-                    ),
-                    partition=partition,
-                )
-                for event in events
+                replace(self.codec.event_record(event), partition=partition) for event in written
             ]
             positions = await self.log.append(self.topic, records)
         metrics.RECORDS_APPENDED.labels(self.topic).inc(len(records))
-        return records, positions
+        return written, positions
 
     async def _catch_up(self, partition: int, until: int | None = None) -> None:
         to_end = until is None
@@ -404,11 +396,13 @@ class StreamRunner(Generic[S]):
 
     def _observe(self, record: Record) -> None:
         event = decode_or_skip(self.codec.decode_event, record, STREAM_RUNNER_GROUP)
-        if event is None:
-            return
+        if event is not None:
+            self._observe_event(event, record.topic)
+
+    def _observe_event(self, event: Event, topic: str) -> None:
         view = self._view(event.stream)
         if not is_next(event, view.sequence, view.batch_id):
-            metrics.STREAM_EVENTS_IGNORED.labels(record.topic).inc()
+            metrics.STREAM_EVENTS_IGNORED.labels(topic).inc()
             return
         view.sequence, view.batch_id = event.sequence, event.batch_id
         if event.type == REJECTED_TYPE:
