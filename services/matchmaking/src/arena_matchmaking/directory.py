@@ -5,23 +5,32 @@ the open rooms of every partition, a player already seated in another room may n
 queue, a finished match must find its room, and the room timers must be armed after a restart.
 Every matchmaking instance therefore reads all partitions of ``arena.matchmaking.events`` from
 the start and folds the room streams with the rooms' own ``apply`` (and notes who waits in a
-queue). It lags the log by at most a
-poll; the service reads it up to the end before a decision that depends on it. CreateRoom
-requests this instance accepted that are still looking for a code count toward the cap too, so
-a burst of CreateRoom cannot overshoot it within one instance; concurrent instances can
-overshoot it by their requests in flight.
+queue). It lags the log by at most a poll; the service reads it up to the end before a decision
+that depends on it. CreateRoom requests this instance accepted that are still looking for a code
+count toward the cap too, so a burst of CreateRoom cannot overshoot it within one instance;
+concurrent instances can overshoot it by their requests in flight.
+
+Reading up to the end costs at most one call for the ends of the partitions, plus reads of what
+other writers appended. The instance's own appends are handed to the directory as they are
+acknowledged (:class:`AppendTap`), so it folds them without reading them back. A partition whose
+commands this instance owns (:meth:`LobbyDirectory.own`) is written only by this instance, so
+once it has been read to its end the directory stops asking for that end: with every partition
+owned (one instance), reading up to the end costs no call at all. If somebody else wrote there
+after all (a rebalance not noticed yet), the directory lags by those records until the owner
+notices and calls :meth:`LobbyDirectory.disown`: the same imprecision as two instances deciding
+at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 
 from arena_runtime import telemetry, topics
 from arena_runtime.envelope import CODEC, Codec
-from arena_runtime.eventlog import EventLog, Record
-from arena_runtime.eventlog.reading import read_forward
+from arena_runtime.eventlog import Consumer, EventLog, OutgoingRecord, Position, Record, TopicSpec
 from arena_runtime.malformed import decode_or_skip
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.streams import REJECTED_TYPE, SequenceGate
@@ -63,6 +72,13 @@ class LobbyDirectory:
         #: CreateRoom command ids this instance accepted whose room is not open yet.
         self.pending: set[str] = set()
         self.offsets: dict[int, int] = {}
+        #: Partitions whose commands this instance owns: nobody else appends their events.
+        self.owned: set[int] = set()
+        #: Owned partitions read to their end since they were owned: their end is not asked for.
+        self._trusted: set[int] = set()
+        #: This instance's appends not folded yet, by partition and offset.
+        self._written: dict[int, dict[int, Record]] = {}
+        self._partitions: int | None = None
         self._gate = SequenceGate()
         self._lock = asyncio.Lock()
 
@@ -71,20 +87,64 @@ class LobbyDirectory:
         """What the room cap counts: open rooms and requests still looking for a code."""
         return len(self.rooms) + len(self.pending)
 
+    def own(self, partition: int) -> None:
+        """This instance now owns ``partition``: after one read to its end, stop asking."""
+        self.owned.add(partition)
+
+    def disown(self, partition: int) -> None:
+        """Somebody else may write ``partition`` from now on: ask for its end again."""
+        self.owned.discard(partition)
+        self._trusted.discard(partition)
+
+    def appended(self, records: Sequence[OutgoingRecord], positions: Sequence[Position]) -> None:
+        """This instance appended ``records`` to the directory's topic, where ``positions`` say.
+
+        They are folded at the next catch-up, in offset order with whatever others wrote.
+        """
+        written = time.time_ns() // 1_000_000
+        for record, (topic, partition, offset) in zip(records, positions, strict=True):
+            if topic != self.topic:
+                continue
+            self._written.setdefault(partition, {})[offset] = Record(
+                topic, partition, offset, record.key, record.value, record.headers, written
+            )
+
     async def catch_up(self) -> int:
         """Read every partition to its current end; returns how many records were read."""
         async with self._lock:
+            ends: dict[int, int] = {}
+            if self._partitions is None or len(self._trusted) < self._partitions:
+                ends = await self.log.end_offsets(self.topic)
+                self._partitions = len(ends)
             read = 0
-            for partition, end in sorted((await self.log.end_offsets(self.topic)).items()):
-                start = self.offsets.get(partition, 0)
-                async for records in read_forward(
-                    self.log, self.topic, partition, start, end, self.read_batch
-                ):
-                    for record in records:
-                        self._observe(record)
-                    read += len(records)
-                    self.offsets[partition] = records[-1].offset + 1
+            for partition in sorted(set(ends) | self._trusted):
+                # A trusted partition's end is where this instance's last append landed.
+                written = self._written.get(partition, {})
+                until = ends.get(partition, max(written, default=-1) + 1)
+                read += await self._read_to(partition, until)
+                if partition in self.owned:
+                    self._trusted.add(partition)
             return read
+
+    async def _read_to(self, partition: int, until: int) -> int:
+        """Fold ``partition`` up to ``until``: from this instance's appends, else from the log."""
+        written = self._written.get(partition, {})
+        read = 0
+        while (offset := self.offsets.get(partition, 0)) < until:
+            record = written.pop(offset, None)
+            if record is not None:
+                records = [record]
+            else:
+                records = await self.log.read(self.topic, partition, offset, self.read_batch)
+                if not records:
+                    break
+            for record in records:
+                self._observe(record)
+            read += len(records)
+            self.offsets[partition] = records[-1].offset + 1
+        for offset in [offset for offset in written if offset < self.offsets.get(partition, 0)]:
+            del written[offset]
+        return read
 
     def _observe(self, record: Record) -> None:
         event = decode_or_skip(self.codec.decode_event, record, DIRECTORY_GROUP)
@@ -137,6 +197,50 @@ class LobbyDirectory:
             self.rooms.pop(after.code, None)
         if self.on_room is not None:
             self.on_room(after)
+
+
+class AppendTap(EventLog):
+    """An event log that hands what is appended to the directory's topic to the directory.
+
+    The stream runner that writes the lobby's events appends through this, so the directory
+    learns of them as soon as they are acknowledged. Everything else goes to ``inner`` as it is.
+    """
+
+    def __init__(self, inner: EventLog, directory: LobbyDirectory) -> None:
+        self.inner = inner
+        self.directory = directory
+
+    async def append(self, topic: str, records: Sequence[OutgoingRecord]) -> list[Position]:
+        positions = await self.inner.append(topic, records)
+        if topic == self.directory.topic:
+            self.directory.appended(records, positions)
+        return positions
+
+    async def start(self) -> None:
+        await self.inner.start()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    async def create_topics(self, specs: Sequence[TopicSpec]) -> None:
+        await self.inner.create_topics(specs)
+
+    async def partitions(self, topic: str) -> int:
+        return await self.inner.partitions(topic)
+
+    async def read(
+        self, topic: str, partition: int, offset: int, max_records: int = 1000
+    ) -> list[Record]:
+        return await self.inner.read(topic, partition, offset, max_records)
+
+    async def end_offsets(self, topic: str) -> dict[int, int]:
+        return await self.inner.end_offsets(topic)
+
+    async def end_offset(self, topic: str, partition: int) -> int:
+        return await self.inner.end_offset(topic, partition)
+
+    def consumer(self, group: str, topics: Sequence[str]) -> Consumer:
+        return self.inner.consumer(group, topics)
 
 
 class DirectoryWorker:

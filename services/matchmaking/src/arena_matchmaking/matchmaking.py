@@ -4,10 +4,17 @@ Commands of ``arena.commands.matchmaking`` are decided by one StreamRunner over
 ``arena.matchmaking.events`` (rooms, players and queues are its streams); the answer's
 follow-ups (OpenRoom, RetryRoomCode, CreateMatch) are sent after it is in the log. GameEnded on
 ``arena.match.events`` becomes RoomMatchEnded on the room that played the match.
+
+Commands are handled partition by partition side by side, so a decision that reads the lobby
+directory (which spans every partition) takes one lock from reading the directory up to the end
+until its events are appended: the next such decision then sees them, wherever its stream is,
+and a burst of them gets the answers it would get one at a time. The other commands look at
+their own stream only and do not wait for that lock.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import datetime
 
@@ -23,7 +30,7 @@ from google.protobuf.message import Message
 
 from arena_matchmaking import lobby
 from arena_matchmaking.context import LobbyContext
-from arena_matchmaking.directory import LobbyDirectory
+from arena_matchmaking.directory import AppendTap, LobbyDirectory
 from arena_matchmaking.ids import room_stream
 from arena_matchmaking.metrics import ROOMS_OPEN
 from arena_matchmaking.reactions import FollowUp, follow_ups
@@ -45,8 +52,10 @@ class Matchmaking:
         self.directory = LobbyDirectory(log, on_room=self.timers.track)
         # In one process the newest instance reports (tests build several; a process runs one).
         ROOMS_OPEN.set_function(lambda: len(self.directory.rooms))
+        #: Held from reading the directory to the end of a decision that used it.
+        self._directory_decisions = asyncio.Lock()
         self.runner: StreamRunner[lobby.LobbyState] = StreamRunner(
-            log,
+            AppendTap(log, self.directory),
             topics.MATCHMAKING_EVENTS,
             initial=lobby.initial,
             apply=lobby.apply,
@@ -71,12 +80,28 @@ class Matchmaking:
     def _decide(self, state: lobby.LobbyState, command: Command) -> Decision:
         return lobby.decide(state, command, self.context())
 
+    def gain(self, partition: int) -> None:
+        """This instance now answers the commands of ``partition``."""
+        self.directory.own(partition)
+
+    def lose(self, partition: int) -> None:
+        """Another instance answers the commands of ``partition`` now: it may write there."""
+        self.runner.forget_end(partition)
+        self.directory.disown(partition)
+
     async def handle_command(self, command: Command, record: Record | None = None) -> Answer:
         if isinstance(command.payload, _NEEDS_DIRECTORY):
-            await self.directory.catch_up()
-        answer = await self.runner.handle(command)
-        if isinstance(command.payload, pb.CreateRoom) and answer.accepted and not answer.repeated:
-            self.directory.note_request(command.command_id)
+            async with self._directory_decisions:
+                await self.directory.catch_up()
+                answer = await self.runner.handle(command)
+                if (
+                    isinstance(command.payload, pb.CreateRoom)
+                    and answer.accepted
+                    and not answer.repeated
+                ):
+                    self.directory.note_request(command.command_id)
+        else:
+            answer = await self.runner.handle(command)
         for follow_up in follow_ups(command, answer):
             await self.send(follow_up, command.command_id, command.correlation_id)
         return answer

@@ -13,15 +13,16 @@ from datetime import datetime
 
 from arena_runtime import topics
 from arena_runtime.config import Settings
-from arena_runtime.envelope import now
+from arena_runtime.envelope import CODEC, now
 from arena_runtime.eventlog import EventLog
-from arena_runtime.host import Runtime, Service, Worker, command_worker, event_worker
+from arena_runtime.host import Runtime, Service, Worker
+from arena_runtime.host.consume import ConsumeWorker
 
 from arena_matchmaking.directory import DirectoryWorker
 from arena_matchmaking.matchmaking import Matchmaking
+from arena_matchmaking.worker import CommandWorker
 
 NAME = "matchmaking"
-COMMANDS = (topics.MATCHMAKING_COMMANDS,)
 EVENTS = (topics.MATCH_EVENTS,)
 
 
@@ -34,8 +35,17 @@ def build_workers(
     matchmaking.timers.may_fire = directory.ready
     workers: list[Worker] = [
         directory,
-        command_worker(event_log, NAME, COMMANDS, matchmaking.handle_command),
-        event_worker(event_log, NAME, EVENTS, matchmaking.handle_match_event),
+        CommandWorker(event_log, NAME, matchmaking),
+        # A finished match becomes a command to its room: nothing there spans partitions.
+        ConsumeWorker(
+            event_log,
+            f"{NAME}.events",
+            EVENTS,
+            CODEC.decode_event,
+            matchmaking.handle_match_event,
+            name=f"{NAME}:events",
+            concurrent_partitions=True,
+        ),
         matchmaking.timers,
     ]
     return matchmaking, workers
