@@ -13,6 +13,18 @@ append pending when the previous transaction finished and commits them together.
 Several processes may share the file: writes serialise on SQLite's write lock, offsets are
 re-read when another connection has written (``PRAGMA data_version``), and group membership is
 kept in the file with heartbeats that expire (see embedded_consumer).
+
+The tail: reads share one reader thread, so when one process runs many consumers (``arena
+serve``) every read queues behind the others' for a thread hop, and a record crossing several
+consumers pays that wait at each. Most of those reads are of records the process has just
+appended itself. So the log keeps, per partition, the contiguous run of the last records it
+appended (at most ``tail_records``), as ready ``Record``s, added once their transaction has
+committed; a read starting inside that run is answered from memory, without the thread, and
+stops at the run's end. Only this log's appends are known to it: if another connection (another
+process) appends to the partition in between, the offsets this log's next append gets are not
+contiguous with the run, and the run starts over there, so the cache never holds a gap. A read
+at or past the run's end goes to the file, where other processes' records are. The tail is a
+copy of what is committed, never the only copy: losing it (a crash) loses nothing.
 """
 
 from __future__ import annotations
@@ -44,6 +56,9 @@ from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.eventlog.validation import check_position, check_records, check_spec
 
 T = TypeVar("T")
+
+#: Records kept per partition in the tail of this log's own appends (see the module docstring).
+DEFAULT_TAIL_RECORDS = 1024
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS topics (
@@ -152,8 +167,32 @@ class TopicInfo:
 @dataclass(slots=True)
 class _Append:
     topic_id: int
+    topic: str
     rows: list[tuple[int, bytes | None, bytes, bytes | None]]
     future: asyncio.Future[list[int]]
+
+
+class _Tail:
+    """The run of records this log last appended to one partition, offsets ``start`` to
+    ``end`` - 1. They sit in a ring that grows to the bound and then wraps: the record at offset
+    o is at ``(o - base) % bound``, so adding one is a store, never a shift, and the oldest leaves
+    the run when the ring is full."""
+
+    __slots__ = ("base", "end", "ring", "start")
+
+    def __init__(self, offset: int) -> None:
+        self.base = self.start = self.end = offset
+        self.ring: list[Record] = []
+
+    def read(self, offset: int, max_records: int) -> list[Record] | None:
+        """From ``offset`` up to the run's end, or None if ``offset`` is outside the run."""
+        if not self.start <= offset < self.end:
+            return None
+        ring = self.ring
+        size = len(ring)
+        first = (offset - self.base) % size
+        last = first + min(self.end - offset, max_records)
+        return ring[first:last] if last <= size else ring[first:] + ring[: last - size]
 
 
 @dataclass(slots=True)
@@ -206,9 +245,14 @@ class EmbeddedEventLog(EventLog):
         synchronous: str = "NORMAL",
         session_timeout_ms: int = 10_000,
         heartbeat_interval_ms: int = 1_000,
+        tail_records: int = DEFAULT_TAIL_RECORDS,
     ) -> None:
+        """``tail_records``: how many of its own latest appends per partition the log keeps in
+        memory to answer reads without the reader thread (0: none; see the module docstring)."""
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous must be NORMAL or FULL")
+        if tail_records < 0:
+            raise ValueError("tail_records must be >= 0")
         self.path = Path(path)
         self.topic_prefix = topic_prefix
         self.session_timeout_ms = session_timeout_ms
@@ -231,6 +275,8 @@ class EmbeddedEventLog(EventLog):
         self._changed = asyncio.Event()
         #: (topic id, partition) -> offset after the last record this process appended there.
         self._local_ends: dict[tuple[int, int], int] = {}
+        self._tail_records = tail_records
+        self._tails: dict[tuple[int, int], _Tail] = {}
         self._group_epochs: dict[str, int] = {}
         self._closing = False
 
@@ -283,6 +329,8 @@ class EmbeddedEventLog(EventLog):
             (self._checkpoint_pool, self._checkpoint_conn),
         )
         self._writer_conn = self._reader_conn = self._checkpoint_conn = None
+        # Closed, reads fail as before; reopened, other processes may have appended meanwhile.
+        self._tails.clear()
         self._writer_pool = self._reader_pool = self._checkpoint_pool = None
         for pool, conn in pools:
             if pool is None:
@@ -356,7 +404,7 @@ class EmbeddedEventLog(EventLog):
             for r in records
         ]
         future: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
-        self._submit(_Append(info.id, rows, future))
+        self._submit(_Append(info.id, topic, rows, future))
         offsets = await future
         return [Position(topic, row[0], off) for row, off in zip(rows, offsets, strict=True)]
 
@@ -380,7 +428,7 @@ class EmbeddedEventLog(EventLog):
             batch, self._pending = self._pending, []
             if batch:
                 try:
-                    results = await loop.run_in_executor(
+                    results, written_ms = await loop.run_in_executor(
                         self._writer_pool, self._write_batch, batch
                     )
                 except BaseException as exc:  # the whole transaction failed
@@ -397,7 +445,7 @@ class EmbeddedEventLog(EventLog):
                 else:
                     for item, (ok, value) in zip(batch, results, strict=True):
                         if ok and isinstance(item, _Append):
-                            self._note_appended(item, value)
+                            self._note_appended(item, value, written_ms)
                         if item.future.done():  # the caller was cancelled
                             continue
                         if ok:
@@ -409,12 +457,54 @@ class EmbeddedEventLog(EventLog):
             if self._closing and not self._pending:
                 return
 
-    def _note_appended(self, item: _Append, offsets: list[int]) -> None:
+    def _note_appended(self, item: _Append, offsets: list[int], written_ms: int) -> None:
+        """Record where a committed append ended, and add its records to the tails."""
         ends = self._local_ends
-        for (partition, *_), offset in zip(item.rows, offsets, strict=True):
-            slot = (item.topic_id, partition)
-            if ends.get(slot, 0) <= offset:
-                ends[slot] = offset + 1
+        tid = item.topic_id
+        size = self._tail_records
+        if not size:
+            for (partition, *_), offset in zip(item.rows, offsets, strict=True):
+                slot = (tid, partition)
+                if ends.get(slot, 0) <= offset:
+                    ends[slot] = offset + 1
+            return
+        tails = self._tails
+        name = item.topic
+        new = tuple.__new__
+        for (partition, key, value, headers), offset in zip(item.rows, offsets, strict=True):
+            slot = (tid, partition)
+            tail = tails.get(slot)
+            if tail is None or offset != tail.end:
+                # New, or someone else appended here since: a new run, so that the tail never
+                # spans a record this log has not seen.
+                tail = tails[slot] = _Tail(offset)
+            # Built as read_partition builds it from the row, so both paths return equal records.
+            record = new(
+                Record, (name, partition, offset, key, value, decode_headers(headers), written_ms)
+            )
+            ring = tail.ring
+            if len(ring) < size:
+                ring.append(record)
+            else:
+                ring[(offset - tail.base) % size] = record
+                tail.start = offset + 1 - size
+            end = tail.end = offset + 1
+            if ends.get(slot, 0) < end:
+                ends[slot] = end
+
+    def tail_read(
+        self, topic_id: int, partition: int, offset: int, max_records: int
+    ) -> list[Record] | None:
+        """Records from ``offset`` out of this log's own latest appends, without the reader
+        thread; None unless ``offset`` lies inside the run kept (then read from the file).
+
+        A non-empty list otherwise, which may stop short of the partition's end: the next read
+        starts where it stopped.
+        """
+        tail = self._tails.get((topic_id, partition))
+        if tail is None or max_records < 1:
+            return None
+        return tail.read(offset, max_records)
 
     def local_end(self, topic_id: int, partition: int) -> int:
         """Where this process's own appends to a partition end (0 if it made none).
@@ -453,8 +543,11 @@ class EmbeddedEventLog(EventLog):
 
         done.add_done_callback(finished)
 
-    def _write_batch(self, batch: list[_Append | _Operation]) -> list[tuple[bool, Any]]:
-        """One transaction for everything pending (runs on the writer thread)."""
+    def _write_batch(self, batch: list[_Append | _Operation]) -> tuple[list[tuple[bool, Any]], int]:
+        """One transaction for everything pending (runs on the writer thread).
+
+        Returns each item's outcome, and the timestamp written on the records it appended.
+        """
         conn = self._writer_conn
         assert conn is not None
         conn.execute("BEGIN IMMEDIATE")
@@ -506,7 +599,7 @@ class EmbeddedEventLog(EventLog):
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-        return results
+        return results, ts
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -522,6 +615,9 @@ class EmbeddedEventLog(EventLog):
     ) -> list[Record]:
         info = await self.topic(topic)
         check_position(topic, partition, info.partitions, offset)
+        cached = self.tail_read(info.id, partition, offset, max_records)
+        if cached is not None:
+            return cached
         return await self.read_with(
             lambda conn: read_partition(conn, info, partition, offset, max_records)
         )

@@ -11,8 +11,12 @@ let go (or expired). Commits are fenced by ownership, like Kafka's generation ch
 the same process are told of a change at once; across processes they notice at their next sync.
 
 A polling member is woken by every write of its process; it reads only when one of its
-partitions moved (the log notes where each of its own appends ended), and otherwise at least
-every ``_IDLE_READ_S``, which is how appends by other processes are seen.
+partitions moved (the log notes where each of its own appends ended), and then only the
+partitions that moved, answered from the log's tail of its own appends where the position lies
+inside it, so a member following its own process's writes rarely waits for the reader thread.
+Every ``_IDLE_READ_S`` it reads all its partitions, from the file where the tail does not cover
+them, which is how appends by other processes are seen; that period is kept however busy the
+process's own writes keep the member.
 """
 
 from __future__ import annotations
@@ -251,10 +255,12 @@ class EmbeddedConsumer(Consumer):
             await self._sync_if_due()
             now = time.monotonic()
             remaining = deadline - now
-            if now >= self._next_read or self._moved() or (remaining <= 0 and not looked):
+            full = now >= self._next_read or (remaining <= 0 and not looked)
+            if full or self._moved():
                 looked = True
-                self._next_read = now + _IDLE_READ_S
-                records = await self._read(max_records)
+                if full:  # not pushed back by reads of moved partitions: see the docstring
+                    self._next_read = now + _IDLE_READ_S
+                records = await self._read(max_records, full)
                 if records:
                     return records
                 remaining = deadline - time.monotonic()
@@ -270,27 +276,45 @@ class EmbeddedConsumer(Consumer):
         positions = self._positions
         return any(local_end(*slot) > positions[tp] for tp, slot in self._owned.items())
 
-    async def _read(self, max_records: int) -> list[Record]:
+    async def _read(self, max_records: int, full: bool) -> list[Record]:
+        """Read the owned partitions (``full``) or those this process appended to past the
+        position: from the log's tail where it holds the position, else from the file, all of
+        those in one job on the reader thread."""
         if not self._owned:
             return []
         order = sorted(self._owned, key=lambda tp: (tp.topic, tp.partition))
         self._rotation = (self._rotation + 1) % len(order)
         order = order[self._rotation :] + order[: self._rotation]
-        jobs = [(tp, self._topics[self._owned[tp][0]], self._positions[tp]) for tp in order]
+        log = self._log
+        chunks: list[list[Record]] = []
+        jobs: list[tuple[TopicPartition, TopicInfo, int]] = []
+        left = max_records
+        for tp in order:
+            if left <= 0:
+                break
+            tid, partition = self._owned[tp]
+            offset = self._positions[tp]
+            cached = log.tail_read(tid, partition, offset, left)
+            if cached is not None:
+                chunks.append(cached)
+                left -= len(cached)
+            elif full or log.local_end(tid, partition) > offset:
+                jobs.append((tp, self._topics[tid], offset))
 
         def read_all(conn: sqlite3.Connection) -> list[list[Record]]:
             out = []
-            left = max_records
+            budget = left
             for tp, info, offset in jobs:
-                if left <= 0:
+                if budget <= 0:
                     break
-                chunk = read_partition(conn, info, tp.partition, offset, left)
+                chunk = read_partition(conn, info, tp.partition, offset, budget)
                 if chunk:
                     out.append(chunk)
-                    left -= len(chunk)
+                    budget -= len(chunk)
             return out
 
-        chunks = await self._log.read_with(read_all)
+        if jobs and left > 0:
+            chunks.extend(await log.read_with(read_all))
         records: list[Record] = []
         for chunk in chunks:
             tp = TopicPartition(chunk[0].topic, chunk[0].partition)
