@@ -75,6 +75,9 @@ async def test_reads_from_the_tail_equal_reads_from_the_file(
         await log.append("t", [outgoing(i) for i in range(60)])  # one batch, keyed
         singles = [outgoing(i, partition=i % 3) for i in range(60, 150)]
         await asyncio.gather(*(log.append("t", [r]) for r in singles))  # group-committed
+        # Headers in other shapes than the tuple of tuples a read returns still read back as one.
+        odd: list[Any] = [[("a", b"1")], (["b", b"2"],), [], [["c", b"3"], ("d", b"4")]]
+        await log.append("t", [OutgoingRecord(value=b"odd", headers=h, partition=0) for h in odd])
         ends = await log.end_offsets("t")
         info = await log.topic("t")
         expected = {}
