@@ -324,3 +324,56 @@ async def test_commit_behind_handles_the_next_poll_while_the_last_commit_is_in_f
         assert [c[tp] for c in consumer.commits] == [1, 3]
     finally:
         await consumer.stop()
+
+
+async def test_a_batch_handler_gets_each_partition_of_a_poll_at_once(
+    two_partitions: EventLog, unique_topic: str, group: str
+) -> None:
+    log = two_partitions
+    values = [command_record(f"{p}{n}") for n in range(3) for p in (0, 1)]
+    values[2] = b"\x08\x96\x01 not an envelope \xff"  # partition 0's second record
+    await log.append(
+        unique_topic,
+        [OutgoingRecord(v, b"t-1", partition=n % 2) for n, v in enumerate(values)],
+    )
+    batches: list[list[str]] = []
+    fail = True
+
+    async def handle(batch: list[tuple[Command, Record]]) -> None:
+        ids = [command.command_id for command, _ in batch]
+        if fail and ids[0].startswith("1"):
+            raise RuntimeError("database down")
+        batches.append(ids)
+
+    consumer = log.consumer(group, [unique_topic])
+    await consumer.start()
+    try:
+        loop = ConsumerLoop(
+            consumer,
+            group=group,
+            decode=READER.decode_command,
+            batch_handler=handle,
+            concurrent_partitions=True,
+        )
+        with pytest.raises(RuntimeError, match="database down"):
+            await run_until(loop, lambda: False)
+        # Partition 0 went whole (the malformed record skipped); partition 1 not at all.
+        assert batches == [["00", "02"]]
+        assert await consumer.committed(TopicPartition(unique_topic, 0)) == 3
+        assert await consumer.committed(TopicPartition(unique_topic, 1)) is None
+    finally:
+        await consumer.stop()
+    fail = False  # restarted, the consumer gets partition 1's records again, and only those
+    again = log.consumer(group, [unique_topic])
+    await again.start()
+    try:
+        retry = ConsumerLoop(again, group=group, decode=READER.decode_command, batch_handler=handle)
+        await run_until(retry, lambda: len(batches) == 2)
+        assert batches[1] == ["10", "11", "12"]
+    finally:
+        await again.stop()
+
+
+def test_a_consumer_loop_takes_one_kind_of_handler() -> None:
+    with pytest.raises(TypeError, match="either a handler or a batch_handler"):
+        ConsumerLoop(None, group="g", decode=READER.decode_command)  # type: ignore[arg-type]

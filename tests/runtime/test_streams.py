@@ -16,6 +16,7 @@ from arena_runtime.envelope import Codec, Command, Event, Schemas
 from arena_runtime.eventlog import (
     Consumer,
     EventLog,
+    EventLogError,
     OutgoingRecord,
     Position,
     Record,
@@ -494,3 +495,111 @@ async def test_at_the_end_a_runner_decides_without_asking_for_the_end_again(
         assert (await owner.load("t-1")).state == Tally(6, (1, 2, 3, 4, 6))
     finally:
         await counting.close()
+
+
+class AppendCountingLog(CountingLog):
+    """A real event log that counts appends, and can be told to fail the next one."""
+
+    def __init__(self, inner: EventLog) -> None:
+        super().__init__(inner)
+        self.appends = 0
+        self.fail_next = False
+
+    async def append(self, topic: str, records: Sequence[OutgoingRecord]) -> list[Position]:
+        if self.fail_next:
+            self.fail_next = False
+            raise EventLogError("the disk is full")
+        self.appends += 1
+        return await super().append(topic, records)
+
+
+def batch_runner(log: EventLog, topic: str) -> StreamRunner[Tally]:
+    return StreamRunner(log, topic, initial=initial, apply=apply, decide=decide, codec=CODEC)
+
+
+async def test_a_batch_gets_the_answers_of_one_by_one_in_one_append_per_partition(
+    log: EventLog, open_log: OpenLog, unique_topic: str
+) -> None:
+    streams = ["t-1", "t-2", "t-3", "t-4"]
+    partitions = {await runner(log, unique_topic).partition_of(s) for s in streams}
+    assert len(partitions) == 2  # the fixture's topic has two: both are in the batch
+    commands = [
+        command("t-1", "a", 4),
+        command("t-2", "b", 6),
+        command("t-1", "c", 5),
+        command("t-1", "d", 2),  # 4 + 5 + 2 > 10: refused on the state a and c left
+        command("t-3", "e", 3, type="tally.AddTwice"),
+        command("t-1", "a", 4),  # delivered twice in one poll: the first answer again
+        command("t-4", "f", 1),
+    ]
+    one_by_one = runner(open_log_started := open_log(), unique_topic)
+    await open_log_started.start()
+    other_topic = unique_topic + "-single"
+    await open_log_started.create_topics([TopicSpec(other_topic, partitions=2)])
+    single = StreamRunner(
+        open_log_started, other_topic, initial=initial, apply=apply, decide=decide, codec=CODEC
+    )
+    expected = [await single.handle(c) for c in commands]
+    await open_log_started.close()
+    del one_by_one
+
+    counting = AppendCountingLog(open_log())
+    await counting.start()
+    try:
+        together = batch_runner(counting, unique_topic)
+        answers = await together.handle_batch(commands)
+        assert counting.appends == 2  # one per partition
+    finally:
+        await counting.close()
+
+    def shape(answer: Answer) -> tuple[Any, ...]:
+        payloads = [(e.type, e.sequence, e.payload) for e in answer.events]
+        return (answer.command_id, answer.rejection, answer.repeated, payloads)
+
+    assert [shape(a) for a in answers] == [shape(a) for a in expected]
+    assert all(
+        e.traceparent == c.traceparent
+        for a, c in zip(answers, commands, strict=True)
+        for e in a.events
+    )
+    fresh = runner(log, unique_topic)  # what the log says is what the batch folded
+    for stream in streams:
+        assert (await fresh.load(stream)).state == together.view(stream).state  # type: ignore[union-attr]
+    assert (await fresh.load("t-1")).state == Tally(9, (4, 5))
+
+
+async def test_a_batch_that_loses_the_race_is_decided_again_one_by_one(
+    log: EventLog, open_log: OpenLog, unique_topic: str
+) -> None:
+    owner = batch_runner(log, unique_topic)
+    await owner.handle(command("t-1", "setup", 1))
+    # Somebody else writes the partition behind the owner's back.
+    await runner(log, unique_topic).handle(command("t-1", "elsewhere", 6))
+    answers = await owner.handle_batch([command("t-1", "a", 2), command("t-1", "b", 3)])
+    assert [a.rejection for a in answers] == [None, Rejection("over_limit", "9 + 3 > 10")]
+    assert [e.sequence for e in answers[0].events] == [3]
+    assert (await runner(log, unique_topic).load("t-1")).state == Tally(9, (1, 6, 2))
+    assert owner.view("t-1").state == Tally(9, (1, 6, 2))  # type: ignore[union-attr]
+
+
+async def test_a_batch_whose_append_fails_leaves_the_fold_as_it_was(
+    open_log: OpenLog, unique_topic: str
+) -> None:
+    failing = AppendCountingLog(open_log())
+    await failing.start()
+    try:
+        await failing.create_topics([TopicSpec(unique_topic, partitions=2)])
+        owner = batch_runner(failing, unique_topic)
+        await owner.handle(command("t-1", "setup", 1))
+        failing.fail_next = True
+        with pytest.raises(EventLogError, match="disk is full"):
+            await owner.handle_batch([command("t-1", "a", 2), command("t-1", "b", 3)])
+        view = owner.view("t-1")
+        assert view is not None and (view.state, view.sequence) == (Tally(1, (1,)), 1)
+        assert "a" not in view.answers and "b" not in view.answers
+        # Delivered again after the failure, the batch is answered as if it came first now.
+        answers = await owner.handle_batch([command("t-1", "a", 2), command("t-1", "b", 3)])
+        assert [e.sequence for a in answers for e in a.events] == [2, 3]
+        assert (await batch_runner(failing, unique_topic).load("t-1")).state == Tally(6, (1, 2, 3))
+    finally:
+        await failing.close()

@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 from arena_match.clock import ms_of
+from arena_match.state import stream_of
 from arena_match.verify import verify_log
+from arena_runtime import topics
+from arena_runtime.envelope import CODEC, new_command
 from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
 from arena_runtime.streams import REJECTED_TYPE
 
@@ -240,3 +243,27 @@ async def test_a_finished_match_is_evicted_and_still_refuses_commands(tmp_path: 
         assert (await client.command("ev", pb.Skip(player_id=ALICE))).code == "game_over"
         assert (await client.command("ev", create("ev"))).code == "match_exists"
         await assert_verified(service)
+
+
+async def test_commands_of_one_poll_are_written_together_and_verify(
+    service: ServiceUnderTest, client: MatchClient
+) -> None:
+    await client.command("many", create("many"))
+    state = await client.state("many")
+    payloads = [
+        scripted_move(state, seed=1),
+        pb.Resign(player_id="p_eve"),  # refused: not a player
+        pb.Resign(player_id=ALICE),
+    ]
+    commands = [
+        new_command(stream_of("many"), payload, command_id=f"many:{n}")
+        for n, payload in enumerate(payloads)
+    ]
+    # One append: the service reads them in one poll and writes their events in one append.
+    await service.log.append(topics.MATCH_COMMANDS, [CODEC.command_record(c) for c in commands])
+    replies = [await client.answer("many", c.command_id) for c in commands]
+    assert replies[0].code is None and replies[1].code == "not_a_player"
+    assert isinstance(replies[2].payloads[-1], pb.GameEnded)
+    batches = {e.batch_id for reply in replies for e in reply.events}
+    assert len(batches) == 1  # one write for the three commands of the stream
+    await assert_verified(service)

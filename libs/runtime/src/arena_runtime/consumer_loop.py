@@ -17,6 +17,10 @@ partitions meet in one write. Order within a partition is all the stream rules n
 stream's commands share a partition; a handler that reads state across partitions must take
 its own lock for that.
 
+A ``batch_handler`` takes each partition's decoded records of a poll at once (the match service
+decides them together and writes their events in one append); if it raises, none of that
+partition's records of the poll is committed, and all of them come again.
+
 With ``commit_behind`` a poll's offsets are committed by a background task while the next poll
 is already handled: the commit is a round trip to the log that used to sit between every two
 polls of a busy consumer. One commit is in flight at a time (offsets only ever move forward);
@@ -41,6 +45,8 @@ from arena_runtime.malformed import decode_or_skip
 T = TypeVar("T")
 #: A handler's result is ignored, so one that answers (a command handler) fits as it is.
 Handler = Callable[[T, Record], Awaitable[object]]
+#: Takes the decoded records of one partition from one poll, in order.
+BatchHandler = Callable[[list[tuple[T, Record]]], Awaitable[object]]
 
 log = telemetry.get_logger(__name__)
 
@@ -54,7 +60,8 @@ class ConsumerLoop(Generic[T]):
         *,
         group: str,
         decode: Callable[[bytes], T],
-        handler: Handler[T],
+        handler: Handler[T] | None = None,
+        batch_handler: BatchHandler[T] | None = None,
         poll_timeout_ms: int = 500,
         max_records: int = 500,
         concurrent_partitions: bool = False,
@@ -63,7 +70,10 @@ class ConsumerLoop(Generic[T]):
         self.consumer = consumer
         self.group = group
         self.decode = decode
+        if (handler is None) == (batch_handler is None):
+            raise TypeError("give a ConsumerLoop either a handler or a batch_handler")
         self.handler = handler
+        self.batch_handler = batch_handler
         self.poll_timeout_ms = poll_timeout_ms
         self.max_records = max_records
         self.concurrent_partitions = concurrent_partitions
@@ -88,6 +98,9 @@ class ConsumerLoop(Generic[T]):
         try:
             if self.concurrent_partitions:
                 await self._side_by_side(records, done)
+            elif self.batch_handler is not None:
+                for batch in _by_partition(records).values():
+                    await self._in_order(batch, done)
             else:
                 await self._in_order(records, done)
             handled = True
@@ -121,16 +134,17 @@ class ConsumerLoop(Generic[T]):
             await self._commit(offsets)
 
     async def _in_order(self, records: list[Record], done: dict[TopicPartition, int]) -> None:
+        if self.batch_handler is not None and records:
+            await self._process_batch(records)
+            last = records[-1]
+            done[TopicPartition(last.topic, last.partition)] = last.offset + 1
+            return
         for record in records:
             await self._process(record)
             done[TopicPartition(record.topic, record.partition)] = record.offset + 1
 
     async def _side_by_side(self, records: list[Record], done: dict[TopicPartition, int]) -> None:
-        by_partition: dict[TopicPartition, list[Record]] = {}
-        for record in records:
-            by_partition.setdefault(TopicPartition(record.topic, record.partition), []).append(
-                record
-            )
+        by_partition = _by_partition(records)
         if len(by_partition) <= 1:
             await self._in_order(records, done)
             return
@@ -155,6 +169,38 @@ class ConsumerLoop(Generic[T]):
                 error=str(exc),
             )
 
+    async def _process_batch(self, records: list[Record]) -> None:
+        """One partition's records to the batch handler: one span, each command carrying on
+        its own trace through its context (the handler puts it on what the command causes)."""
+        assert self.batch_handler is not None
+        items = []
+        for record in records:
+            item = decode_or_skip(self.decode, record, self.group)
+            if item is not None:
+                items.append((item, record))
+        if not items:
+            return
+        first = records[0]
+        started = time.perf_counter()
+        with telemetry.tracer().start_as_current_span(
+            f"{first.topic} process",
+            kind=SpanKind.CONSUMER,
+            attributes={
+                "messaging.system": "kafka",
+                "messaging.operation.type": "process",
+                "messaging.destination.name": first.topic,
+                "messaging.destination.partition.id": str(first.partition),
+                "messaging.kafka.offset": first.offset,
+                "messaging.batch.message_count": len(items),
+                "messaging.consumer.group.name": self.group,
+            },
+        ):
+            await self.batch_handler(items)
+        metrics.HANDLER_SECONDS.labels(first.topic, self.group).observe(
+            time.perf_counter() - started
+        )
+        metrics.RECORDS_CONSUMED.labels(first.topic, self.group).inc(len(items))
+
     async def _process(self, record: Record) -> None:
         item = decode_or_skip(self.decode, record, self.group)
         if item is None:
@@ -176,8 +222,16 @@ class ConsumerLoop(Generic[T]):
                 "messaging.consumer.group.name": self.group,
             },
         ):
+            assert self.handler is not None
             await self.handler(item, record)
         metrics.HANDLER_SECONDS.labels(record.topic, self.group).observe(
             time.perf_counter() - started
         )
         metrics.RECORDS_CONSUMED.labels(record.topic, self.group).inc()
+
+
+def _by_partition(records: list[Record]) -> dict[TopicPartition, list[Record]]:
+    out: dict[TopicPartition, list[Record]] = {}
+    for record in records:
+        out.setdefault(TopicPartition(record.topic, record.partition), []).append(record)
+    return out

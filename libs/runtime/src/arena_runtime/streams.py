@@ -7,9 +7,10 @@ number 1, 2, 3 … The rules of DESIGN.md, made reusable:
 * **Next sequence only.** A reader applies an event only if its sequence is the next one for its
   stream; the first event with a given number in log order wins and later ones are ignored.
   Duplicated and replayed deliveries, and a zombie writer that lost a race, change nothing.
-* **Whole batches.** The events of one command share a ``batch_id``; an event after the first of
-  its batch is applied only if its predecessor in the batch was. Otherwise a losing writer's
-  longer batch would fill the sequence numbers after a shorter winning one.
+* **Whole batches.** The events of one write to a stream share a ``batch_id`` (one command's, or
+  those of several commands decided together, see :meth:`StreamRunner.handle_batch`); an event
+  after the first of its batch is applied only if its predecessor in the batch was. Otherwise a
+  losing writer's longer batch would fill the sequence numbers after a shorter winning one.
 * **Idempotent commands.** Every event records the command that caused it (``causation_id``),
   and a rejection is recorded as an ``arena.v1.CommandRejected`` event, so the answer to every
   command id is in the log. A command already answered gets the same answer again and appends
@@ -246,28 +247,133 @@ class StreamRunner(Generic[S]):
             f"{command.type} handle", attributes={"arena.stream": command.stream}
         ):
             async with self._lock(partition):
-                ours: set[str] = set()  # first event id of each batch this call appended
-                for attempt in range(self.max_attempts):
-                    if attempt or partition not in self._at_end:
-                        await self._catch_up(partition)
-                    view = self._view(command.stream)
-                    answered = view.answers.get(command.command_id)
-                    if answered is not None:
-                        return self._answered(answered, ours)
-                    events = self._events_for(view, command)
-                    if not events:
-                        metrics.COMMANDS.labels(self.topic, "accepted").inc()
-                        return Answer(command.command_id, command.stream)
-                    ours.add(events[0].event_id)
-                    await self._append_and_observe(partition, events)
-                    answered = view.answers.get(command.command_id)
-                    if answered is not None:
-                        return self._answered(answered, ours)
-                    # Another command's events took our sequence numbers: decide again.
-                    metrics.COMMANDS.labels(self.topic, "retried").inc()
+                return await self._handle_locked(partition, command)
+
+    async def handle_batch(self, commands: Sequence[Command]) -> list[Answer]:
+        """Answer several commands, in order, with one append per partition.
+
+        The answers are the ones :meth:`handle` would give them one after the other: each
+        command is decided on the state its predecessors' events left, folded here before they
+        are written; then all their events go to the log in one append. If the log put them
+        anywhere but right after the fold (another writer got in first), the fold is put back,
+        the partition read up to them, and every command of the batch is handled alone, so the
+        race rule decides as it always does. Each command's events carry its own trace context.
+        """
+        answers: dict[int, Answer] = {}
+        by_partition: dict[int, list[tuple[int, Command]]] = {}
+        for index, command in enumerate(commands):
+            partition = await self.partition_of(command.stream)
+            by_partition.setdefault(partition, []).append((index, command))
+        for partition, numbered in by_partition.items():
+            async with self._lock(partition):
+                answers.update(await self._handle_together(partition, numbered))
+        return [answers[index] for index in range(len(commands))]
+
+    async def _handle_locked(
+        self, partition: int, command: Command, appended: set[str] | None = None
+    ) -> Answer:
+        #: First event id of each batch this call (or the batch it falls back from) appended.
+        ours: set[str] = set(appended or ())
+        for attempt in range(self.max_attempts):
+            if attempt or partition not in self._at_end:
+                await self._catch_up(partition)
+            view = self._view(command.stream)
+            answered = view.answers.get(command.command_id)
+            if answered is not None:
+                return self._answered(answered, ours)
+            events = self._events_for(view, command)
+            if not events:
+                metrics.COMMANDS.labels(self.topic, "accepted").inc()
+                return Answer(command.command_id, command.stream)
+            ours.add(events[0].event_id)
+            await self._append_and_observe(partition, events)
+            answered = view.answers.get(command.command_id)
+            if answered is not None:
+                return self._answered(answered, ours)
+            # Another command's events took our sequence numbers: decide again.
+            metrics.COMMANDS.labels(self.topic, "retried").inc()
         raise StreamConflictError(
             f"{command.stream}: command {command.command_id} lost {self.max_attempts} races"
         )
+
+    async def _handle_together(
+        self, partition: int, numbered: list[tuple[int, Command]]
+    ) -> dict[int, Answer]:
+        if partition not in self._at_end:
+            await self._catch_up(partition)
+        answers: dict[int, Answer] = {}
+        #: Each stream's fold before this batch touched it, to put back if the append races.
+        before: dict[str, tuple[S, int, str]] = {}
+        #: Per stream, the batch its events in this append form, and its next index.
+        chains: dict[str, tuple[str, int]] = {}
+        tentative: list[tuple[int, Command]] = []
+        written: list[Event] = []
+        for index, command in numbered:
+            view = self._view(command.stream)
+            answered = view.answers.get(command.command_id)
+            if answered is not None:  # before, or earlier in this batch (delivered twice)
+                answers[index] = self._answered(answered, set())
+                continue
+            events = self._events_for(view, command)
+            if not events:
+                metrics.COMMANDS.labels(self.topic, "accepted").inc()
+                answers[index] = Answer(command.command_id, command.stream)
+                continue
+            before.setdefault(view.stream, (view.state, view.sequence, view.batch_id))
+            # A stream's events in one append form one batch, so that if the first command's
+            # events lose a race, those decided on them are ignored with them (the reading rule)
+            # instead of landing on a state they were not decided on.
+            batch_id, first = chains.get(view.stream, (events[0].batch_id, 0))
+            chains[view.stream] = (batch_id, first + len(events))
+            traced = [
+                replace(
+                    e,
+                    batch_id=batch_id,
+                    batch_index=first + e.batch_index,
+                    traceparent=command.traceparent,
+                    tracestate=command.tracestate,
+                )
+                for e in events
+            ]
+            for event in traced:
+                self._observe_event(event, self.topic)
+            tentative.append((index, command))
+            written.extend(traced)
+        if not written:
+            return answers
+
+        def put_back() -> None:
+            for stream, (state, sequence, batch_id) in before.items():
+                view = self._streams[stream]
+                view.state, view.sequence, view.batch_id = state, sequence, batch_id
+            for _, command in tentative:
+                self._streams[command.stream].answers.pop(command.command_id, None)
+
+        try:
+            _, positions = await self._append_events(partition, written)
+        except BaseException:
+            put_back()  # nothing acknowledged: the fold must not hold what the log may not
+            self.forget_end(partition)  # … though it may have them: read before deciding again
+            raise
+        start = self._next_offset.get(partition, 0)
+        offsets = [position.offset for position in positions]
+        if offsets == list(range(start, start + len(offsets))):
+            self._next_offset[partition] = start + len(offsets)
+            for index, command in tentative:
+                answer = self._streams[command.stream].answers[command.command_id]
+                outcome = "accepted" if answer.accepted else "rejected"
+                metrics.COMMANDS.labels(self.topic, outcome).inc()
+                answers[index] = answer
+            return answers
+        put_back()
+        await self._catch_up(partition, max(offsets) + 1)
+        # Lost a race: the whole batch again, one by one, as handle() would have done it (what
+        # this batch wrote and won is found answered, and counts as ours).
+        ours = {event.event_id for event in written if event.batch_index == 0}
+        return {
+            index: await self._handle_locked(partition, command, ours)
+            for index, command in numbered
+        }
 
     # -- internals ------------------------------------------------------------------------
 
@@ -343,7 +449,7 @@ class StreamRunner(Generic[S]):
         back (one round trip less per command). Otherwise read the partition up to them, so
         whatever got in first is folded first.
         """
-        written, positions = await self._append(partition, events)
+        written, positions = await self._append_events(partition, events, traced=False)
         start = self._next_offset.get(partition, 0)
         offsets = [position.offset for position in positions]
         if offsets != list(range(start, start + len(offsets))):
@@ -354,10 +460,14 @@ class StreamRunner(Generic[S]):
             self._observe_event(event, self.topic)
         self._next_offset[partition] = start + len(offsets)
 
-    async def _append(
-        self, partition: int, events: list[Event]
+    async def _append_events(
+        self, partition: int, events: list[Event], traced: bool = True
     ) -> tuple[list[Event], list[Position]]:
-        """Append one command's events in one call; returns them as written."""
+        """Append events to one partition in one call; returns them as written.
+
+        Unless ``traced`` (each carries its own command's context already), the events carry
+        the context of the publish span.
+        """
         with telemetry.tracer().start_as_current_span(
             f"{self.topic} publish",
             kind=SpanKind.PRODUCER,
@@ -369,16 +479,18 @@ class StreamRunner(Generic[S]):
                 "messaging.batch.message_count": len(events),
             },
         ):
-            traceparent, tracestate = telemetry.current_trace()
-            written = [
-                replace(event, traceparent=traceparent, tracestate=tracestate) for event in events
-            ]
+            if not traced:
+                traceparent, tracestate = telemetry.current_trace()
+                events = [
+                    replace(event, traceparent=traceparent, tracestate=tracestate)
+                    for event in events
+                ]
             records = [
-                replace(self.codec.event_record(event), partition=partition) for event in written
+                replace(self.codec.event_record(event), partition=partition) for event in events
             ]
             positions = await self.log.append(self.topic, records)
         metrics.RECORDS_APPENDED.labels(self.topic).inc(len(records))
-        return written, positions
+        return events, positions
 
     async def _catch_up(self, partition: int, until: int | None = None) -> None:
         to_end = until is None

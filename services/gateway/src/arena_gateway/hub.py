@@ -200,9 +200,11 @@ class Hub:
             view = self.views[match_id] = MatchView(match_id)
         if not view.observe(event):
             return
-        if event.batch_index == 0 and event.causation_id in view.answers:
-            # The list grows with the rest of the batch before settle() reads it.
-            self._resolve(event.causation_id, view.answers[event.causation_id])
+        caused = view.answers.get(event.causation_id) if event.causation_id else None
+        if caused is not None and len(caused) == 1:
+            # The command's first event (a batch may hold several commands' events); the list
+            # grows with the rest of them before settle() reads it.
+            self._resolve(event.causation_id, caused)
         self._push_match(view, event)
 
     def _push_match(self, view: MatchView, event: Event) -> None:

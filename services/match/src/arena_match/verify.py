@@ -115,7 +115,8 @@ async def verify_log(log: EventLog, match_id: str | None = None) -> Report:
 
 
 def _batches(events: Iterable[Event], report: Report) -> list[list[Event]]:
-    """The accepted events of one stream (the reading rule), grouped by the write they came in."""
+    """The accepted events of one stream (the reading rule), grouped by the command that caused
+    them: a write holds one command's events, or several commands' in a row (handle_batch)."""
     batches: list[list[Event]] = []
     sequence, batch_id = 0, ""
     for event in events:
@@ -123,7 +124,7 @@ def _batches(events: Iterable[Event], report: Report) -> list[list[Event]]:
             report.ignored += 1
             continue
         sequence, batch_id = event.sequence, event.batch_id
-        if event.batch_index == 0:
+        if event.batch_index == 0 or event.causation_id != batches[-1][0].causation_id:
             batches.append([event])
         else:
             batches[-1].append(event)

@@ -55,7 +55,7 @@ class MatchWorker:
             self._consumer,
             group=GROUP,
             decode=CODEC.decode_command,
-            handler=self._handle,
+            batch_handler=self._handle,
             poll_timeout_ms=POLL_TIMEOUT_MS,
             # A match's commands share its partition; nothing here reads across partitions.
             concurrent_partitions=True,
@@ -97,19 +97,24 @@ class MatchWorker:
 
     # -- commands -------------------------------------------------------------------------
 
-    async def _handle(self, command: Command, record: Record) -> None:
-        if record.partition not in self._owned:
-            await self._gain(record.partition)
-        if isinstance(command.payload, pb.AiMove):
-            view = self.runner.view(command.stream)
-            if view is not None:
-                await self.runner.decider.choose_ai_move(
-                    command.stream, view.state, command.payload.move_number
-                )
-        await self.runner.handle(command)
-        self.runner.compact(command.stream)
-        self._streams[record.partition].add(command.stream)
-        self._rearm(command.stream)
+    async def _handle(self, batch: list[tuple[Command, Record]]) -> None:
+        """One partition's commands from one poll: decided in order, their events in one append."""
+        partition = batch[0][1].partition
+        if partition not in self._owned:
+            await self._gain(partition)
+        for command, _ in batch:
+            if isinstance(command.payload, pb.AiMove):
+                view = self.runner.view(command.stream)
+                if view is not None:
+                    await self.runner.decider.choose_ai_move(
+                        command.stream, view.state, command.payload.move_number
+                    )
+        await self.runner.handle_batch([command for command, _ in batch])
+        streams = self._streams[partition]
+        for stream in {command.stream for command, _ in batch}:
+            self.runner.compact(stream)
+            streams.add(stream)
+            self._rearm(stream)
 
     def _rearm(self, stream: str) -> None:
         view = self.runner.view(stream)
