@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from arena_runtime.config import Settings
 from arena_runtime.eventlog import (
     Consumer,
     EventLogError,
@@ -22,6 +23,7 @@ from arena_runtime.eventlog import (
     embedded_consumer,
 )
 from arena_runtime.eventlog.embedded import EmbeddedEventLog, read_partition
+from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.eventlog.reading import read_forward
 
 HEADER_SETS: list[tuple[tuple[str, bytes], ...]] = [
@@ -307,3 +309,17 @@ async def test_a_seek_back_into_the_tail_reads_it_again(tmp_path: Path) -> None:
             assert [r.value for r in await poll_until(consumer, 2)] == [b"2", b"3"]
             await consumer.commit()
             assert await consumer.committed(TopicPartition("t", 0)) == 4
+
+
+@pytest.mark.parametrize(("setting", "kept"), [(None, True), (0, False)])
+async def test_the_setting_reaches_the_log(tmp_path: Path, setting: int | None, kept: bool) -> None:
+    settings = Settings(data_dir=tmp_path)
+    if setting is not None:
+        settings = settings.model_copy(update={"eventlog_tail_records": setting})
+    log = open_event_log(settings)
+    assert isinstance(log, EmbeddedEventLog)
+    async with log:
+        await log.create_topics([TopicSpec("t")])
+        info = await log.topic("t")
+        await log.append("t", [OutgoingRecord(value=b"x")])
+        assert (log.tail_read(info.id, 0, 0, 10) is not None) is kept

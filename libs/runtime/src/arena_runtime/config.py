@@ -54,7 +54,7 @@ class Settings(BaseSettings):
         1000, ge=100, le=60_000, description="How often a consumer-group member heartbeats."
     )
     eventlog_tail_records: int = Field(
-        1024,
+        256,
         ge=0,
         le=1_000_000,
         description="Embedded log: own latest appends kept per partition to answer reads.",

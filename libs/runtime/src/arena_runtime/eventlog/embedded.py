@@ -58,7 +58,7 @@ from arena_runtime.eventlog.validation import check_position, check_records, che
 T = TypeVar("T")
 
 #: Records kept per partition in the tail of this log's own appends (see the module docstring).
-DEFAULT_TAIL_RECORDS = 1024
+DEFAULT_TAIL_RECORDS = 256
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS topics (
