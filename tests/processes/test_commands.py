@@ -4,6 +4,7 @@ read."""
 
 from __future__ import annotations
 
+import re
 import secrets
 import signal
 import sqlite3
@@ -92,6 +93,8 @@ async def test_serve_runs_all_four_services_and_commits_on_sigterm(tmp_path: Pat
         metrics = arena.get("/metrics").text
         for name in SERVICES:
             assert f'arena_service_ready{{service="{name}"}} 1.0' in metrics
+        frozen = re.search(r"^arena_gc_frozen_objects (\S+)$", metrics, re.MULTILINE)
+        assert frozen is not None and float(frozen.group(1)) > 10_000  # start-up's heap, frozen
         assert arena.get("/openapi.json").status_code == 200  # the gateway's app is behind
         # The backlog is not envelopes: every record was skipped as malformed, none stopped a loop.
         malformed = (

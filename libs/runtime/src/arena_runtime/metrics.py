@@ -7,7 +7,16 @@ the ``group`` label (the consumer group, one per service) tells them apart.
 
 from __future__ import annotations
 
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Histogram, generate_latest
+import gc
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 
 RECORDS_CONSUMED = Counter(
     "arena_records_consumed",
@@ -41,6 +50,12 @@ COMMANDS = Counter(
     "Commands handled by a stream runner, by outcome (accepted, rejected, repeated, retried).",
     ["topic", "outcome"],
 )
+
+GC_FROZEN_OBJECTS = Gauge(
+    "arena_gc_frozen_objects",
+    "Objects start-up left that the garbage collector's full passes no longer walk (gc.freeze).",
+)
+GC_FROZEN_OBJECTS.set_function(gc.get_freeze_count)
 
 #: Content-Type of :func:`exposition`.
 CONTENT_TYPE = CONTENT_TYPE_LATEST

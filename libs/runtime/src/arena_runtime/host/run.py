@@ -8,6 +8,7 @@ each worker finishing its batch and committing, and only then the HTTP server an
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -46,6 +47,19 @@ def run(builders: Sequence[ServiceBuilder], process_name: str) -> int:
         return _bad_configuration(process_name, exc)
     finally:
         telemetry.shutdown_tracing()
+
+
+def _settle_the_heap() -> None:
+    """Keep what start-up built (modules, classes, the folds read from the log) out of the
+    garbage collector's full passes.
+
+    A full pass walks every tracked object; with the hundred thousand that imports alone leave,
+    each one stalled the event loop for tens of milliseconds, every move in flight with it.
+    Frozen objects are still freed when nothing refers to them; only a cycle among them that
+    is already garbage now would never be collected, and start-up leaves none worth the pause.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def _loop_factory(settings: Settings) -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -106,6 +120,7 @@ async def _serve(
                 for service in services:
                     await service.start()
                     started.append(service)
+                _settle_the_heap()
                 host, port = sock.getsockname()[:2]
                 names = ", ".join(s.name for s in services)
                 log.info(
