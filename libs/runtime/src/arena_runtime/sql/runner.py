@@ -110,8 +110,8 @@ class ProjectionRunner:
 
     async def _step(self, ends: Mapping[TopicPartition, int]) -> int:
         offsets = await self._offsets(ends)
-        consumed = 0
         self.filled_a_batch = False
+        batches: list[tuple[TopicPartition, int, list[Record]]] = []
         for tp, end in sorted(ends.items(), key=lambda item: (item[0].topic, item[0].partition)):
             start = offsets.get(tp, 0)
             if start >= end:
@@ -120,14 +120,16 @@ class ProjectionRunner:
             if not records:
                 continue
             self.filled_a_batch = self.filled_a_batch or len(records) >= self._batch_size
-            try:
-                await self._apply_batch(tp, start, records)
-            except OffsetConflictError:
-                CONFLICTS.labels(self.name).inc()
-                self._next = None
-                return consumed
-            consumed += len(records)
-        return consumed
+            batches.append((tp, start, records))
+        if not batches:
+            return 0
+        try:
+            await self._apply_batches(batches)
+        except OffsetConflictError:
+            CONFLICTS.labels(self.name).inc()
+            self._next = None
+            return 0
+        return sum(len(records) for _, _, records in batches)
 
     async def catch_up(self) -> int:
         """Apply until the projection reaches the end of the log as it is now."""
@@ -191,37 +193,46 @@ class ProjectionRunner:
             except IntegrityError:
                 pass  # another runner of this projection made it first
 
-    async def _apply_batch(self, tp: TopicPartition, start: int, records: list[Record]) -> None:
+    async def _apply_batches(self, batches: list[tuple[TopicPartition, int, list[Record]]]) -> None:
+        """Every partition's batch of one step in one transaction: under load a step holds a
+        few records per partition, and a transaction per partition cost more than its rows."""
         try:
-            skipped = await self._write_batch(tp, start, records)
+            skipped = await self._write_batches(batches)
         except DBAPIError:
             # A runner racing on the same rows can also collide there first (a duplicate key,
-            # a deadlock). If the stored offset moved, that race is what happened.
-            if (await self.stored_offsets()).get(tp) != start:
-                raise OffsetConflictError(f"{self.name}: {tp.topic}/{tp.partition} moved") from None
+            # a deadlock). If a stored offset moved, that race is what happened.
+            stored = await self.stored_offsets()
+            for tp, start, _ in batches:
+                if stored.get(tp) != start:
+                    raise OffsetConflictError(
+                        f"{self.name}: {tp.topic}/{tp.partition} moved"
+                    ) from None
             raise
         assert self._next is not None
-        self._next[tp] = records[-1].offset + 1
-        APPLIED.labels(self.name).inc(len(records) - len(skipped))
+        for tp, _, records in batches:
+            self._next[tp] = records[-1].offset + 1
+        applied = sum(len(records) for _, _, records in batches) - len(skipped)
+        APPLIED.labels(self.name).inc(applied)
         for record, exc in skipped:
             report_malformed(record, self.group, exc)
 
-    async def _write_batch(
-        self, tp: TopicPartition, start: int, records: list[Record]
+    async def _write_batches(
+        self, batches: list[tuple[TopicPartition, int, list[Record]]]
     ) -> list[Skipped]:
-        next_offset = records[-1].offset + 1
+        skipped: list[Skipped] = []
         async with self._sessions() as session, session.begin():
-            skipped = await self.projection.apply_batch(session, records)
-            moved = await session.execute(
-                update(projection_offsets)
-                .where(
-                    projection_offsets.c.projection == self.name,
-                    projection_offsets.c.topic == tp.topic,
-                    projection_offsets.c.partition == tp.partition,
-                    projection_offsets.c.next_offset == start,
+            for tp, start, records in batches:
+                skipped.extend(await self.projection.apply_batch(session, records))
+                moved = await session.execute(
+                    update(projection_offsets)
+                    .where(
+                        projection_offsets.c.projection == self.name,
+                        projection_offsets.c.topic == tp.topic,
+                        projection_offsets.c.partition == tp.partition,
+                        projection_offsets.c.next_offset == start,
+                    )
+                    .values(next_offset=records[-1].offset + 1)
                 )
-                .values(next_offset=next_offset)
-            )
-            if moved.rowcount != 1:  # type: ignore[attr-defined]
-                raise OffsetConflictError(f"{self.name}: {tp.topic}/{tp.partition} moved")
+                if moved.rowcount != 1:  # type: ignore[attr-defined]
+                    raise OffsetConflictError(f"{self.name}: {tp.topic}/{tp.partition} moved")
         return skipped
