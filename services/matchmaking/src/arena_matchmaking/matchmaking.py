@@ -15,13 +15,13 @@ their own stream only and do not wait for that lock.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 from arena_runtime import topics
 from arena_runtime.config import Settings
 from arena_runtime.envelope import CODEC, Command, Event, new_command, now
-from arena_runtime.eventlog import EventLog, Record
+from arena_runtime.eventlog import EventLog, OutgoingRecord, Record
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
 from arena_runtime.schemas import lobby as _lobby_schemas  # noqa: F401  (registers the payloads)
@@ -90,21 +90,39 @@ class Matchmaking:
         self.directory.disown(partition)
 
     async def handle_command(self, command: Command, record: Record | None = None) -> Answer:
-        if isinstance(command.payload, _NEEDS_DIRECTORY):
-            async with self._directory_decisions:
-                await self.directory.catch_up()
-                answer = await self.runner.handle(command)
-                if (
-                    isinstance(command.payload, pb.CreateRoom)
-                    and answer.accepted
-                    and not answer.repeated
-                ):
-                    self.directory.note_request(command.command_id)
-        else:
-            answer = await self.runner.handle(command)
-        for follow_up in follow_ups(command, answer):
-            await self.send(follow_up, command.command_id, command.correlation_id)
-        return answer
+        return (await self.handle_batch([command]))[0]
+
+    async def handle_batch(self, commands: Sequence[Command]) -> list[Answer]:
+        """One partition's commands of a poll, answered in order as one by one, in as few
+        appends as the directory allows.
+
+        A command that reads the directory must see what every command before it did, and the
+        directory learns a decision only once it is written: so the batch is cut before each
+        such command, and each cut is read, decided and written (one append) under the
+        directory lock. The follow-ups of the whole batch go out together once it is answered.
+        """
+        answers: list[Answer] = []
+        for segment in _segments(commands):
+            if isinstance(segment[0].payload, _NEEDS_DIRECTORY):
+                async with self._directory_decisions:
+                    await self.directory.catch_up()
+                    answered = await self.runner.handle_batch(segment)
+                    for command, answer in zip(segment, answered, strict=True):
+                        if (
+                            isinstance(command.payload, pb.CreateRoom)
+                            and answer.accepted
+                            and not answer.repeated
+                        ):
+                            self.directory.note_request(command.command_id)
+            else:
+                answered = await self.runner.handle_batch(segment)
+            answers.extend(answered)
+        await self.send_all(
+            (follow_up, command.command_id, command.correlation_id)
+            for command, answer in zip(commands, answers, strict=True)
+            for follow_up in follow_ups(command, answer)
+        )
+        return answers
 
     async def handle_match_event(self, event: Event, record: Record | None = None) -> None:
         if event.type != GAME_ENDED:
@@ -131,6 +149,21 @@ class Matchmaking:
     async def _fire_timer(self, code: str, command_id: str, timer: pb.RoomTimer) -> None:
         follow_up = FollowUp(topics.MATCHMAKING_COMMANDS, room_stream(code), command_id, timer)
         await self.send(follow_up, command_id, "")
+
+    async def send_all(self, sends: Iterable[tuple[FollowUp, str, str]]) -> None:
+        """Send follow-ups (with their causation and correlation ids), one append per topic."""
+        by_topic: dict[str, list[OutgoingRecord]] = {}
+        for follow_up, causation_id, correlation_id in sends:
+            command = new_command(
+                follow_up.stream,
+                follow_up.payload,
+                command_id=follow_up.command_id,
+                causation_id=causation_id,
+                correlation_id=correlation_id,
+                clock=self.clock,
+            )
+            by_topic.setdefault(follow_up.topic, []).append(CODEC.command_record(command))
+        await asyncio.gather(*(self.log.append(t, records) for t, records in by_topic.items()))
 
     async def send(self, follow_up: FollowUp, causation_id: str, correlation_id: str) -> None:
         await send_command(
@@ -167,3 +200,14 @@ async def send_command(
     )
     await log.append(topic, [CODEC.command_record(command)])
     return command
+
+
+def _segments(commands: Sequence[Command]) -> list[list[Command]]:
+    """The batch cut before every command that reads the directory."""
+    segments: list[list[Command]] = []
+    for command in commands:
+        if not segments or isinstance(command.payload, _NEEDS_DIRECTORY):
+            segments.append([command])
+        else:
+            segments[-1].append(command)
+    return segments

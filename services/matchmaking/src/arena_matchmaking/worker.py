@@ -39,9 +39,10 @@ class CommandWorker:
             self._consumer,
             group=group,
             decode=CODEC.decode_command,
-            handler=self._handle,
+            batch_handler=self._handle,
             poll_timeout_ms=POLL_TIMEOUT_MS,
             concurrent_partitions=True,
+            commit_behind=True,
         )
         self._owned: set[int] = set()
         self._stopping = asyncio.Event()
@@ -57,6 +58,7 @@ class CommandWorker:
                 await self.catch_up.observe_assignment(self._consumer)
                 self._follow_assignment()
         finally:
+            await self._loop.flush()
             await self._consumer.stop()
 
     def request_stop(self) -> None:
@@ -65,10 +67,12 @@ class CommandWorker:
     def ready(self) -> bool:
         return self.catch_up.ready()
 
-    async def _handle(self, command: Command, record: Record) -> None:
-        if record.partition not in self._owned:
-            self._gain(record.partition)
-        await self.matchmaking.handle_command(command, record)
+    async def _handle(self, batch: list[tuple[Command, Record]]) -> None:
+        """One partition's commands of a poll (see Matchmaking.handle_batch)."""
+        partition = batch[0][1].partition
+        if partition not in self._owned:
+            self._gain(partition)
+        await self.matchmaking.handle_batch([command for command, _ in batch])
 
     def _follow_assignment(self) -> None:
         assigned = {
