@@ -377,3 +377,48 @@ async def test_a_batch_handler_gets_each_partition_of_a_poll_at_once(
 def test_a_consumer_loop_takes_one_kind_of_handler() -> None:
     with pytest.raises(TypeError, match="either a handler or a batch_handler"):
         ConsumerLoop(None, group="g", decode=READER.decode_command)  # type: ignore[arg-type]
+
+
+async def test_pipelined_a_waiting_partition_holds_up_only_itself(
+    two_partitions: EventLog, unique_topic: str, group: str
+) -> None:
+    log = two_partitions
+    await log.append(unique_topic, [OutgoingRecord(command_record("00"), b"t", partition=0)])
+    seen: list[str] = []
+    release = asyncio.Event()
+
+    async def handle(batch: list[tuple[Command, Record]]) -> None:
+        for command, _ in batch:
+            if command.command_id == "00":
+                await release.wait()  # partition 0 waits (for a lock, say)
+            if command.command_id == "01":
+                raise RuntimeError("database down")
+            seen.append(command.command_id)
+
+    consumer = log.consumer(group, [unique_topic])
+    await consumer.start()
+    try:
+        loop = ConsumerLoop(
+            consumer,
+            group=group,
+            decode=READER.decode_command,
+            batch_handler=handle,
+            pipelined=True,
+        )
+        await run_until(loop, lambda: loop._in_flight == 1)  # partition 0's record is in its lane
+        # Polled while partition 0 waits: partition 1 goes on, and is committed.
+        await log.append(unique_topic, [OutgoingRecord(command_record("10"), b"t", partition=1)])
+        await run_until(loop, lambda: seen == ["10"])
+        await run_until(loop, lambda: loop._to_commit == {} and loop._committer is None)
+        assert await consumer.committed(TopicPartition(unique_topic, 1)) == 1
+        assert await consumer.committed(TopicPartition(unique_topic, 0)) is None
+        # Partition 0 goes on when let; its next record fails, which the loop raises.
+        await log.append(unique_topic, [OutgoingRecord(command_record("01"), b"t", partition=0)])
+        release.set()
+        with pytest.raises(RuntimeError, match="database down"):
+            await run_until(loop, lambda: False)
+        await loop.flush()
+        assert seen == ["10", "00"]
+        assert await consumer.committed(TopicPartition(unique_topic, 0)) == 1
+    finally:
+        await consumer.stop()

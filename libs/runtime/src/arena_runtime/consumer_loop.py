@@ -21,6 +21,13 @@ A ``batch_handler`` takes each partition's decoded records of a poll at once (th
 decides them together and writes their events in one append); if it raises, none of that
 partition's records of the poll is committed, and all of them come again.
 
+``pipelined`` goes further: each partition has a lane (a queue and a task) that handles its
+records in order, and the loop polls again as soon as it has handed a poll's records out, up to
+``max_in_flight`` records not yet handled. A partition that waits (the matchmaking service's
+directory lock) then holds up only itself. Offsets are committed behind, as each lane finishes
+a batch; a lane's failure stops the loop at its next poll, and what the other lanes finished is
+committed.
+
 With ``commit_behind`` a poll's offsets are committed by a background task while the next poll
 is already handled: the commit is a round trip to the log that used to sit between every two
 polls of a busy consumer. One commit is in flight at a time (offsets only ever move forward);
@@ -66,6 +73,8 @@ class ConsumerLoop(Generic[T]):
         max_records: int = 500,
         concurrent_partitions: bool = False,
         commit_behind: bool = False,
+        pipelined: bool = False,
+        max_in_flight: int = 2000,
     ) -> None:
         self.consumer = consumer
         self.group = group
@@ -80,6 +89,14 @@ class ConsumerLoop(Generic[T]):
         self.commit_behind = commit_behind
         self._to_commit: dict[TopicPartition, int] = {}
         self._committer: asyncio.Task[None] | None = None
+        #: Pipelined: each partition's records wait in its lane, handled by the lane's task.
+        self.pipelined = pipelined
+        self.max_in_flight = max_in_flight
+        self._lanes: dict[TopicPartition, tuple[asyncio.Queue[list[Record]], asyncio.Task[None]]]
+        self._lanes = {}
+        self._in_flight = 0
+        self._room = asyncio.Event()
+        self._lane_failure: BaseException | None = None
 
     async def run(self, stop: asyncio.Event) -> None:
         """Consume until ``stop`` is set; what was handled is committed before returning."""
@@ -90,8 +107,14 @@ class ConsumerLoop(Generic[T]):
             await self.flush()
 
     async def run_once(self) -> int:
-        """One poll: handle (or skip) and commit every record it returned; returns their count."""
+        """One poll: handle (or skip) and commit every record it returned; returns their count.
+
+        Pipelined, the records are handed to their partitions' lanes and the next poll may come
+        at once, while they are handled; a lane's failure is raised by the next call.
+        """
         self._reap_committer()
+        if self.pipelined:
+            return await self._dispatch()
         records = await self.consumer.poll(self.poll_timeout_ms, self.max_records)
         done: dict[TopicPartition, int] = {}
         handled = False
@@ -121,8 +144,65 @@ class ConsumerLoop(Generic[T]):
             committer, self._committer = self._committer, None
             committer.result()  # a commit that failed in the background fails the loop here
 
+    # -- pipelined ------------------------------------------------------------------------
+
+    async def _dispatch(self) -> int:
+        self._raise_lane_failure()
+        while self._in_flight >= self.max_in_flight:
+            self._room.clear()
+            await self._room.wait()
+            self._raise_lane_failure()
+        records = await self.consumer.poll(self.poll_timeout_ms, self.max_records)
+        for tp, batch in _by_partition(records).items():
+            lane = self._lanes.get(tp)
+            if lane is None:
+                queue: asyncio.Queue[list[Record]] = asyncio.Queue()
+                task = asyncio.create_task(self._run_lane(queue), name=f"{self.group}:{tp}")
+                lane = self._lanes[tp] = (queue, task)
+            lane[0].put_nowait(batch)
+            self._in_flight += len(batch)
+        await asyncio.sleep(0)  # let the lanes start before the next poll
+        return len(records)
+
+    async def _run_lane(self, queue: asyncio.Queue[list[Record]]) -> None:
+        while True:
+            batch = await queue.get()
+            done: dict[TopicPartition, int] = {}
+            try:
+                await self._in_order(batch, done)
+            except BaseException as exc:
+                if self._lane_failure is None and not isinstance(exc, asyncio.CancelledError):
+                    self._lane_failure = exc
+                raise
+            finally:
+                self._to_commit.update(done)
+                self._in_flight -= len(batch)
+                self._room.set()
+                queue.task_done()
+            self._reap_committer()
+            if self._committer is None:
+                self._committer = asyncio.create_task(self._commit_pending())
+
+    def _raise_lane_failure(self) -> None:
+        if self._lane_failure is not None:
+            raise self._lane_failure
+
+    async def _drain_lanes(self) -> None:
+        """Wait until every lane has handled what it was given (or failed), then stop them."""
+        lanes, self._lanes = self._lanes, {}
+        for queue, task in lanes.values():
+            if not task.done():
+                waiting = asyncio.ensure_future(queue.join())
+                await asyncio.wait([waiting, task], return_when=asyncio.FIRST_COMPLETED)
+                waiting.cancel()
+            task.cancel()
+        await asyncio.gather(*(task for _, task in lanes.values()), return_exceptions=True)
+
     async def flush(self) -> None:
-        """Commit everything handled so far, waiting for a commit already in flight."""
+        """Commit everything handled so far, waiting for a commit already in flight (and,
+        pipelined, for the lanes to handle what they hold)."""
+        if self._lanes:
+            await self._drain_lanes()
         if self._committer is not None:
             committer, self._committer = self._committer, None
             await committer

@@ -6,8 +6,8 @@ appends its events. The instance is told when it gains a partition (its director
 asking for that partition's end once it has read it) and when it loses one (its stream runner
 and directory must read what the new owner writes before trusting their view again).
 
-The partitions of a poll are handled side by side; see :mod:`arena_matchmaking.matchmaking` for
-what keeps the decisions that span partitions in order.
+Each partition's commands go through a lane of their own (the consumer loop, pipelined); see
+:mod:`arena_matchmaking.matchmaking` for what keeps the decisions that span partitions in order.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ class CommandWorker:
             decode=CODEC.decode_command,
             batch_handler=self._handle,
             poll_timeout_ms=POLL_TIMEOUT_MS,
-            concurrent_partitions=True,
-            commit_behind=True,
+            # A partition waiting for the directory lock must not hold up the next poll of the
+            # others: each partition's commands go through a lane of their own.
+            pipelined=True,
         )
         self._owned: set[int] = set()
         self._stopping = asyncio.Event()
