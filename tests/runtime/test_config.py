@@ -62,6 +62,7 @@ def test_settings_are_immutable() -> None:
         ("ARENA_LOG_LEVEL", "LOUD", "pattern"),
         ("ARENA_LOG_FORMAT", "xml", "pattern"),
         ("ARENA_EVENT_LOOP", "tokio", "pattern"),
+        ("ARENA_KAFKA_FETCH_WAIT_MS", "0", "greater than or equal to 1"),
         ("ARENA_PROJECTION_LINGER_MS", "-1", "greater than or equal to 0"),
         ("ARENA_KAFKA_BOOTSTRAP", "localhost", "host:port"),
         ("ARENA_KAFKA_BOOTSTRAP", "a:9092,b:port", "host:port"),
@@ -90,3 +91,14 @@ def test_docs_list_every_setting() -> None:
     section = docs.split("## Configuration", 1)[1].split("\n## ", 1)[0]
     documented = set(re.findall(r"^\| `(ARENA_[A-Z_]+)` \|", section, re.MULTILINE))
     assert documented == {variable_name(field) for field in Settings.model_fields}
+
+
+def test_the_kafka_fetch_wait_reaches_the_log() -> None:
+    from arena_runtime.eventlog.factory import open_event_log
+    from arena_runtime.eventlog.kafka import KafkaEventLog
+
+    settings = load_settings(
+        {"ARENA_KAFKA_BOOTSTRAP": "127.0.0.1:9092", "ARENA_KAFKA_FETCH_WAIT_MS": "250"}
+    )
+    log = open_event_log(settings)  # not started: nothing connects
+    assert isinstance(log, KafkaEventLog) and log.fetch_max_wait_ms == 250

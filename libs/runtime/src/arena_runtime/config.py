@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     database_url: str | None = Field(None, description="SQLAlchemy async URL; unset: SQLite")
     redis_url: str | None = Field(None, description="redis://host:port/db; unset: in-process")
     topic_prefix: str = Field("", description="Prepended to every topic name.")
+    kafka_fetch_wait_ms: int = Field(
+        3, ge=1, le=10_000, description="How long a Kafka fetch waits at a partition's end."
+    )
     partitions: int = Field(8, ge=1, le=1024, description="Partitions of topics Arena creates.")
     consumer_session_timeout_ms: int = Field(
         10_000,

@@ -258,6 +258,10 @@ class StreamRunner(Generic[S]):
         anywhere but right after the fold (another writer got in first), the fold is put back,
         the partition read up to them, and every command of the batch is handled alone, so the
         race rule decides as it always does. Each command's events carry its own trace context.
+
+        Only for streams whose ``apply`` returns a new state rather than changing the one it is
+        given (the fold is put back by keeping the old states): a ladder, which is changed in
+        place, is handled one command at a time.
         """
         answers: dict[int, Answer] = {}
         by_partition: dict[int, list[tuple[int, Command]]] = {}

@@ -18,6 +18,7 @@ def open_event_log(settings: Settings) -> EventLog:
             topic_prefix=settings.topic_prefix,
             session_timeout_ms=settings.consumer_session_timeout_ms,
             heartbeat_interval_ms=settings.consumer_heartbeat_ms,
+            fetch_max_wait_ms=settings.kafka_fetch_wait_ms,
         )
     from arena_runtime.eventlog.embedded import EmbeddedEventLog
 
