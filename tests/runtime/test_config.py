@@ -62,6 +62,7 @@ def test_settings_are_immutable() -> None:
         ("ARENA_LOG_LEVEL", "LOUD", "pattern"),
         ("ARENA_LOG_FORMAT", "xml", "pattern"),
         ("ARENA_EVENT_LOOP", "tokio", "pattern"),
+        ("ARENA_GC_FREEZE_SECONDS", "-1", "greater than or equal to 0"),
         ("ARENA_KAFKA_FETCH_WAIT_MS", "0", "greater than or equal to 1"),
         ("ARENA_PROJECTION_LINGER_MS", "-1", "greater than or equal to 0"),
         ("ARENA_KAFKA_BOOTSTRAP", "localhost", "host:port"),

@@ -68,6 +68,12 @@ class Settings(BaseSettings):
     log_format: str = Field("json", pattern=r"^(json|console)$")
     otel_exporter_endpoint: str | None = Field(None, description="OTLP/HTTP endpoint; unset: off")
     service_name: str = Field("arena", description="Service name in telemetry.")
+    gc_freeze_seconds: float = Field(
+        5.0, ge=0, le=3600, description="How often survivors are frozen out of full GC passes."
+    )
+    gc_full_seconds: float = Field(
+        600.0, ge=0, le=86_400, description="How often the heap is collected in full."
+    )
     event_loop: str = Field(
         "uvloop", pattern=r"^(uvloop|asyncio)$", description="The asyncio event loop to run on."
     )

@@ -8,13 +8,13 @@ each worker finishing its batch and committing, and only then the HTTP server an
 from __future__ import annotations
 
 import asyncio
-import gc
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 
 from arena_runtime import metrics, telemetry
 from arena_runtime.config import ConfigError, Settings, load_settings
+from arena_runtime.host import heap
 from arena_runtime.host.http import HealthApp, bind, make_server
 from arena_runtime.host.metrics import ServiceCollector
 from arena_runtime.host.runtime import Runtime, open_runtime
@@ -47,19 +47,6 @@ def run(builders: Sequence[ServiceBuilder], process_name: str) -> int:
         return _bad_configuration(process_name, exc)
     finally:
         telemetry.shutdown_tracing()
-
-
-def _settle_the_heap() -> None:
-    """Keep what start-up built (modules, classes, the folds read from the log) out of the
-    garbage collector's full passes.
-
-    A full pass walks every tracked object; with the hundred thousand that imports alone leave,
-    each one stalled the event loop for tens of milliseconds, every move in flight with it.
-    Frozen objects are still freed when nothing refers to them; only a cycle among them that
-    is already garbage now would never be collected, and start-up leaves none worth the pause.
-    """
-    gc.collect()
-    gc.freeze()
 
 
 def _loop_factory(settings: Settings) -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -120,13 +107,19 @@ async def _serve(
                 for service in services:
                     await service.start()
                     started.append(service)
-                _settle_the_heap()
+                heap.settle()
+                housekeeping = asyncio.create_task(
+                    heap.keep(settings.gc_freeze_seconds, settings.gc_full_seconds, stop),
+                    name="gc",
+                )
                 host, port = sock.getsockname()[:2]
                 names = ", ".join(s.name for s in services)
                 log.info(
                     "serving", process=process_name, services=names, url=f"http://{host}:{port}"
                 )
                 exit_code = await _until_stopped(stop, server_task, started)
+                stop.set()
+                await housekeeping
             finally:
                 await asyncio.gather(*(service.stop() for service in started))
                 collector.close()
