@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import builtins
 import json
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -25,6 +24,7 @@ from google.protobuf.message import DecodeError, Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from arena_runtime import telemetry
+from arena_runtime.entropy import new_uuid
 from arena_runtime.eventlog.base import OutgoingRecord
 from arena_runtime.proto_gen.arena.v1 import envelope_pb2
 
@@ -252,7 +252,7 @@ def _datetime(stamp: Timestamp) -> datetime:
 
 
 def new_id() -> str:
-    return str(uuid.uuid4())
+    return new_uuid()
 
 
 #: The envelope fields every event and command must carry (proto3 cannot say "required").

@@ -7,7 +7,6 @@ partition, catch up, list its streams, and evict finished matches from memory.
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,6 +14,7 @@ from datetime import datetime
 from arena_engine.maths_warriors import GameState, Move, Status
 from arena_engine.maths_warriors.ai import choose_move
 from arena_runtime import topics
+from arena_runtime.entropy import random_bits
 from arena_runtime.envelope import Command
 from arena_runtime.eventlog import EventLog
 from arena_runtime.streams import Answer, Decision, StreamRunner
@@ -28,7 +28,7 @@ CLOCK_SKEW_MS = 2000
 
 
 def fresh_seed() -> int:
-    return secrets.randbits(63)
+    return random_bits(63)
 
 
 @dataclass(frozen=True, slots=True)
