@@ -22,7 +22,7 @@ from arena_runtime.eventlog import EventLog, Record, TopicSpec
 from arena_runtime.streams import Answer, StreamRunner
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import SpanKind, get_current_span
 
 from tests.runtime.conftest import OpenLog
 from tests.runtime.test_streams import CODEC, apply, decide, initial
@@ -233,3 +233,18 @@ def test_without_an_exporter_spans_are_not_recorded_but_carry_the_trace(
     with telemetry.tracer().start_as_current_span("exported", context=parent) as span:
         assert span.is_recording()
     assert [s.name for s in spans.get_finished_spans()] == ["exported"]
+
+
+@pytest.mark.parametrize("exporting", [False, True])
+def test_a_detail_span_is_made_only_while_spans_are_exported(
+    exporting: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(telemetry, "_exporting", exporting)
+    with (
+        telemetry.tracer().start_as_current_span("outer") as outer,
+        telemetry.detail_span("inner"),
+    ):
+        inner = get_current_span()
+    # Either way the trace goes on: the same trace id is current inside.
+    assert inner.get_span_context().trace_id == outer.get_span_context().trace_id
+    assert (inner is not outer) == exporting

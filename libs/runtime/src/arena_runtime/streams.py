@@ -243,7 +243,7 @@ class StreamRunner(Generic[S]):
     async def handle(self, command: Command) -> Answer:
         """Answer a command exactly once per command id; see the module docstring."""
         partition = await self.partition_of(command.stream)
-        with telemetry.tracer().start_as_current_span(
+        with telemetry.detail_span(
             f"{command.type} handle", attributes={"arena.stream": command.stream}
         ):
             async with self._lock(partition):
@@ -472,7 +472,7 @@ class StreamRunner(Generic[S]):
         Unless ``traced`` (each carries its own command's context already), the events carry
         the context of the publish span.
         """
-        with telemetry.tracer().start_as_current_span(
+        with telemetry.detail_span(
             f"{self.topic} publish",
             kind=SpanKind.PRODUCER,
             attributes={

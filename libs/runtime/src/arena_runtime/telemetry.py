@@ -10,9 +10,11 @@ span ids, so a log line leads to its trace and back.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import structlog
@@ -46,6 +48,18 @@ def tracer() -> trace.Tracer:
     if _tracer is None or _tracer[0] is not provider:
         _tracer = (provider, provider.get_tracer(TRACER_NAME))
     return _tracer[1]
+
+
+def detail_span(name: str, **kwargs: Any) -> AbstractContextManager[object]:
+    """A span that only adds detail inside one already traced (a runner's handle and publish
+    inside a consumer's process span): made only while spans are exported.
+
+    Unexported, it would carry nothing its parent does not (same trace id, in records and logs)
+    and cost a busy process about 3% of its CPU; the parent's context goes on instead.
+    """
+    if not _exporting:
+        return contextlib.nullcontext()
+    return tracer().start_as_current_span(name, **kwargs)
 
 
 def current_trace() -> tuple[str, str]:
