@@ -267,3 +267,18 @@ async def test_commands_of_one_poll_are_written_together_and_verify(
     batches = {e.batch_id for reply in replies for e in reply.events}
     assert len(batches) == 1  # one write for the three commands of the stream
     await assert_verified(service)
+
+
+async def test_a_live_match_keeps_its_answers_without_their_events(
+    service: ServiceUnderTest, client: MatchClient
+) -> None:
+    await client.command("lean", create("lean"))
+    for seed in range(6):
+        state = await client.state("lean")
+        if state.over:
+            break
+        await client.command("lean", scripted_move(state, seed=seed))
+    view = service.worker.runner.view(stream_of("lean"))
+    assert view is not None and len(view.answers) >= 2
+    # Only the ids (and refusals) stay, to answer repeats; the events are in the log.
+    assert all(answer.events == () for answer in view.answers.values())

@@ -7,7 +7,7 @@ partition, catch up, list its streams, and evict finished matches from memory.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -119,19 +119,22 @@ class MatchRunner(StreamRunner[MatchState]):
         )
         self.decider = decider
 
-    def compact(self, stream: str) -> None:
+    def compact(self, stream: str, command_ids: Iterable[str] | None = None) -> None:
         """Keep only the command ids of the stream's answers, not the events they caused.
 
         The runner needs an answered command's id (and whether it was refused) to answer a
         repeat once; the events are in the log, where the gateway reads them. Dropping them keeps
-        a live game to a few KB.
+        a live game to a few KB. ``command_ids``: only these answers (those just given), so a
+        long game is not walked again at every move.
         """
         view = self.view(stream)
         if view is None:
             return
-        for command_id, answer in view.answers.items():
-            if answer.events:
-                view.answers[command_id] = Answer(command_id, stream, rejection=answer.rejection)
+        answers = view.answers
+        for command_id in answers if command_ids is None else command_ids:
+            answer = answers.get(command_id)
+            if answer is not None and answer.events:
+                answers[command_id] = Answer(command_id, stream, rejection=answer.rejection)
 
     def evict(self, stream: str) -> None:
         """Forget a finished match's history; later commands to it are refused as game_over."""

@@ -111,8 +111,11 @@ class MatchWorker:
                     )
         await self.runner.handle_batch([command for command, _ in batch])
         streams = self._streams[partition]
-        for stream in {command.stream for command, _ in batch}:
-            self.runner.compact(stream)
+        handled: dict[str, list[str]] = {}
+        for command, _ in batch:
+            handled.setdefault(command.stream, []).append(command.command_id)
+        for stream, command_ids in handled.items():
+            self.runner.compact(stream, command_ids)
             streams.add(stream)
             self._rearm(stream)
 
