@@ -249,6 +249,17 @@ class ConsumerLoop(Generic[T]):
                 error=str(exc),
             )
 
+    def _span_attributes(self, record: Record) -> dict[str, str | int]:
+        """The OpenTelemetry messaging attributes of processing ``record`` (or a batch from it)."""
+        return {
+            "messaging.system": "kafka",
+            "messaging.operation.type": "process",
+            "messaging.destination.name": record.topic,
+            "messaging.destination.partition.id": str(record.partition),
+            "messaging.kafka.offset": record.offset,
+            "messaging.consumer.group.name": self.group,
+        }
+
     async def _process_batch(self, records: list[Record]) -> None:
         """One partition's records to the batch handler: one span, each command carrying on
         its own trace through its context (the handler puts it on what the command causes)."""
@@ -262,18 +273,10 @@ class ConsumerLoop(Generic[T]):
             return
         first = records[0]
         started = time.perf_counter()
+        attributes = self._span_attributes(first)
+        attributes["messaging.batch.message_count"] = len(items)
         with telemetry.tracer().start_as_current_span(
-            f"{first.topic} process",
-            kind=SpanKind.CONSUMER,
-            attributes={
-                "messaging.system": "kafka",
-                "messaging.operation.type": "process",
-                "messaging.destination.name": first.topic,
-                "messaging.destination.partition.id": str(first.partition),
-                "messaging.kafka.offset": first.offset,
-                "messaging.batch.message_count": len(items),
-                "messaging.consumer.group.name": self.group,
-            },
+            f"{first.topic} process", kind=SpanKind.CONSUMER, attributes=attributes
         ):
             await self.batch_handler(items)
         metrics.HANDLER_SECONDS.labels(first.topic, self.group).observe(
@@ -293,14 +296,7 @@ class ConsumerLoop(Generic[T]):
             f"{record.topic} process",
             context=parent,
             kind=SpanKind.CONSUMER,
-            attributes={
-                "messaging.system": "kafka",
-                "messaging.operation.type": "process",
-                "messaging.destination.name": record.topic,
-                "messaging.destination.partition.id": str(record.partition),
-                "messaging.kafka.offset": record.offset,
-                "messaging.consumer.group.name": self.group,
-            },
+            attributes=self._span_attributes(record),
         ):
             assert self.handler is not None
             await self.handler(item, record)

@@ -26,7 +26,6 @@ from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
 from arena_runtime.schemas import lobby as _lobby_schemas  # noqa: F401  (registers the payloads)
 from arena_runtime.streams import Answer, Decision, StreamRunner
-from google.protobuf.message import Message
 
 from arena_matchmaking import lobby
 from arena_matchmaking.context import LobbyContext
@@ -166,40 +165,7 @@ class Matchmaking:
         await asyncio.gather(*(self.log.append(t, records) for t, records in by_topic.items()))
 
     async def send(self, follow_up: FollowUp, causation_id: str, correlation_id: str) -> None:
-        await send_command(
-            self.log,
-            follow_up.topic,
-            follow_up.stream,
-            follow_up.payload,
-            command_id=follow_up.command_id,
-            causation_id=causation_id,
-            correlation_id=correlation_id,
-            clock=self.clock,
-        )
-
-
-async def send_command(
-    log: EventLog,
-    topic: str,
-    stream: str,
-    payload: Message,
-    *,
-    command_id: str | None = None,
-    causation_id: str = "",
-    correlation_id: str = "",
-    clock: Callable[[], datetime] = now,
-) -> Command:
-    """Append one command to ``topic``, keyed by its stream."""
-    command = new_command(
-        stream,
-        payload,
-        command_id=command_id,
-        causation_id=causation_id,
-        correlation_id=correlation_id,
-        clock=clock,
-    )
-    await log.append(topic, [CODEC.command_record(command)])
-    return command
+        await self.send_all([(follow_up, causation_id, correlation_id)])
 
 
 def _segments(commands: Sequence[Command]) -> list[list[Command]]:
