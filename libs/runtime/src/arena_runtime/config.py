@@ -74,6 +74,14 @@ class Settings(BaseSettings):
     gc_full_seconds: float = Field(
         600.0, ge=0, le=86_400, description="How often the heap is collected in full."
     )
+    serve_projections: str = Field(
+        "process",
+        pattern=r"^(process|inline)$",
+        description="Where `arena serve` runs the projections: a child process, or inline.",
+    )
+    parent_pid: int | None = Field(
+        None, ge=1, description="Set by `arena serve` for its child: stop when it is gone."
+    )
     event_loop: str = Field(
         "uvloop", pattern=r"^(uvloop|asyncio)$", description="The asyncio event loop to run on."
     )

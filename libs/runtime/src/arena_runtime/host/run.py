@@ -8,6 +8,8 @@ each worker finishing its batch and committing, and only then the HTTP server an
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -47,6 +49,17 @@ def run(builders: Sequence[ServiceBuilder], process_name: str) -> int:
         return _bad_configuration(process_name, exc)
     finally:
         telemetry.shutdown_tracing()
+
+
+async def _stop_when_orphaned(parent_pid: int, stop: asyncio.Event) -> None:
+    """A child of `arena serve` stops when its parent is gone (it is then re-parented)."""
+    while not stop.is_set():
+        if os.getppid() != parent_pid:
+            log.warning("the parent process is gone: stopping", parent_pid=parent_pid)
+            stop.set()
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.5)
 
 
 def _loop_factory(settings: Settings) -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -108,10 +121,16 @@ async def _serve(
                     await service.start()
                     started.append(service)
                 heap.settle()
-                housekeeping = asyncio.create_task(
-                    heap.keep(settings.gc_freeze_seconds, settings.gc_full_seconds, stop),
-                    name="gc",
-                )
+                background = [
+                    asyncio.create_task(
+                        heap.keep(settings.gc_freeze_seconds, settings.gc_full_seconds, stop),
+                        name="gc",
+                    )
+                ]
+                if settings.parent_pid is not None:
+                    background.append(
+                        asyncio.create_task(_stop_when_orphaned(settings.parent_pid, stop))
+                    )
                 host, port = sock.getsockname()[:2]
                 names = ", ".join(s.name for s in services)
                 log.info(
@@ -119,7 +138,7 @@ async def _serve(
                 )
                 exit_code = await _until_stopped(stop, server_task, started)
                 stop.set()
-                await housekeeping
+                await asyncio.gather(*background)
             finally:
                 await asyncio.gather(*(service.stop() for service in started))
                 collector.close()
