@@ -134,10 +134,15 @@ class ConsumerLoop(Generic[T]):
                 # Also on a handler error or cancellation: never redeliver what was handled.
                 await self.flush()
             else:
-                self._reap_committer()
-                if self._to_commit and self._committer is None:
-                    self._committer = asyncio.create_task(self._commit_pending())
+                self._commit_soon()
         return len(records)
+
+    def _commit_soon(self) -> None:
+        """Commit what is handled in the background, unless a commit is in flight (which takes
+        up what is pending when it is done)."""
+        self._reap_committer()
+        if self._to_commit and self._committer is None:
+            self._committer = asyncio.create_task(self._commit_pending())
 
     def _reap_committer(self) -> None:
         if self._committer is not None and self._committer.done():
@@ -179,9 +184,7 @@ class ConsumerLoop(Generic[T]):
                 self._in_flight -= len(batch)
                 self._room.set()
                 queue.task_done()
-            self._reap_committer()
-            if self._committer is None:
-                self._committer = asyncio.create_task(self._commit_pending())
+            self._commit_soon()
 
     def _raise_lane_failure(self) -> None:
         if self._lane_failure is not None:

@@ -340,7 +340,7 @@ class StreamRunner(Generic[S]):
                 for e in events
             ]
             for event in traced:
-                self._observe_event(event, self.topic)
+                self._observe_event(event)
             tentative.append((index, command))
             written.extend(traced)
         if not written:
@@ -359,10 +359,7 @@ class StreamRunner(Generic[S]):
             put_back()  # nothing acknowledged: the fold must not hold what the log may not
             self.forget_end(partition)  # … though it may have them: read before deciding again
             raise
-        start = self._next_offset.get(partition, 0)
-        offsets = [position.offset for position in positions]
-        if offsets == list(range(start, start + len(offsets))):
-            self._next_offset[partition] = start + len(offsets)
+        if self._follows_fold(partition, positions):
             for index, command in tentative:
                 answer = self._streams[command.stream].answers[command.command_id]
                 outcome = "accepted" if answer.accepted else "rejected"
@@ -370,7 +367,7 @@ class StreamRunner(Generic[S]):
                 answers[index] = answer
             return answers
         put_back()
-        await self._catch_up(partition, max(offsets) + 1)
+        await self._catch_up(partition, max(p.offset for p in positions) + 1)
         # Lost a race: the whole batch again, one by one, as handle() would have done it (what
         # this batch wrote and won is found answered, and counts as ours).
         ours = {event.event_id for event in written if event.batch_index == 0}
@@ -454,15 +451,23 @@ class StreamRunner(Generic[S]):
         whatever got in first is folded first.
         """
         written, positions = await self._append_events(partition, events, traced=False)
-        start = self._next_offset.get(partition, 0)
-        offsets = [position.offset for position in positions]
-        if offsets != list(range(start, start + len(offsets))):
-            await self._catch_up(partition, max(offsets) + 1)
+        if not self._follows_fold(partition, positions):
+            await self._catch_up(partition, max(p.offset for p in positions) + 1)
             return
         # The events as written, not decoded back from their records: the same values.
         for event in written:
-            self._observe_event(event, self.topic)
-        self._next_offset[partition] = start + len(offsets)
+            self._observe_event(event)
+
+    def _follows_fold(self, partition: int, positions: Sequence[Position]) -> bool:
+        """Did an append land right where the fold of its partition had stopped (nobody else
+        wrote in between)? If so the fold's read position moves past it."""
+        start = self._next_offset.get(partition, 0)
+        if [position.offset for position in positions] != list(
+            range(start, start + len(positions))
+        ):
+            return False
+        self._next_offset[partition] = start + len(positions)
+        return True
 
     async def _append_events(
         self, partition: int, events: list[Event], traced: bool = True
@@ -513,12 +518,12 @@ class StreamRunner(Generic[S]):
     def _observe(self, record: Record) -> None:
         event = decode_or_skip(self.codec.decode_event, record, STREAM_RUNNER_GROUP)
         if event is not None:
-            self._observe_event(event, record.topic)
+            self._observe_event(event)
 
-    def _observe_event(self, event: Event, topic: str) -> None:
+    def _observe_event(self, event: Event) -> None:
         view = self._view(event.stream)
         if not is_next(event, view.sequence, view.batch_id):
-            metrics.STREAM_EVENTS_IGNORED.labels(topic).inc()
+            metrics.STREAM_EVENTS_IGNORED.labels(self.topic).inc()
             return
         view.sequence, view.batch_id = event.sequence, event.batch_id
         if event.type == REJECTED_TYPE:
