@@ -603,3 +603,31 @@ async def test_a_batch_whose_append_fails_leaves_the_fold_as_it_was(
         assert (await batch_runner(failing, unique_topic).load("t-1")).state == Tally(6, (1, 2, 3))
     finally:
         await failing.close()
+
+
+async def test_on_written_is_told_of_every_append_as_written(
+    log: EventLog, unique_topic: str
+) -> None:
+    told: list[tuple[str, int, int]] = []
+
+    def written(events: Sequence[Event], positions: Sequence[Position]) -> None:
+        told.extend(
+            (e.causation_id, p.partition, p.offset) for e, p in zip(events, positions, strict=True)
+        )
+
+    tally = StreamRunner(
+        log,
+        unique_topic,
+        initial=initial,
+        apply=apply,
+        decide=decide,
+        codec=CODEC,
+        on_written=written,
+    )
+    await tally.handle(command("t-1", "a", 1))
+    await tally.handle_batch([command("t-1", "b", 2), command("t-1", "c", 20)])  # c: refused
+    in_log = [
+        (CODEC.decode_event(r.value).causation_id, r.partition, r.offset)
+        for r in await all_records(log, unique_topic)
+    ]
+    assert told == in_log and [cause for cause, _, _ in told] == ["a", "b", "c"]

@@ -175,6 +175,7 @@ class StreamRunner(Generic[S]):
         clock: Callable[[], datetime] = now,
         max_attempts: int = 3,
         read_batch: int = 1000,
+        on_written: Callable[[Sequence[Event], Sequence[Position]], None] | None = None,
     ) -> None:
         self.log = log
         self.topic = topic
@@ -185,6 +186,9 @@ class StreamRunner(Generic[S]):
         self.clock = clock
         self.max_attempts = max_attempts
         self.read_batch = read_batch
+        #: Told of every append of this runner once acknowledged: the events as written, and
+        #: where they landed (a cross-stream view, like the lobby directory, folds them so).
+        self.on_written = on_written
         self._partitions: int | None = None
         self._next_offset: dict[int, int] = {}
         self._locks: dict[int, asyncio.Lock] = {}
@@ -499,6 +503,8 @@ class StreamRunner(Generic[S]):
             ]
             positions = await self.log.append(self.topic, records)
         metrics.RECORDS_APPENDED.labels(self.topic).inc(len(records))
+        if self.on_written is not None:
+            self.on_written(events, positions)
         return events, positions
 
     async def _catch_up(self, partition: int, until: int | None = None) -> None:

@@ -12,10 +12,11 @@ concurrent instances can overshoot it by their requests in flight.
 
 Reading up to the end costs at most one call for the ends of the partitions, plus reads of what
 other writers appended. The instance's own appends are handed to the directory as they are
-acknowledged (:class:`AppendTap`), so it folds them without reading them back. A partition whose
-commands this instance owns (:meth:`LobbyDirectory.own`) is written only by this instance, so
-once it has been read to its end the directory stops asking for that end: with every partition
-owned (one instance), reading up to the end costs no call at all. If somebody else wrote there
+acknowledged (the stream runner's ``on_written``), so it folds those events as written, without
+reading or decoding them back. A partition whose commands this instance owns
+(:meth:`LobbyDirectory.own`) is written only by this instance, so once it has been read to its
+end the directory stops asking for that end: with every partition owned (one instance), reading
+up to the end costs no call at all. If somebody else wrote there
 after all (a rebalance not noticed yet), the directory lags by those records until the owner
 notices and calls :meth:`LobbyDirectory.disown`: the same imprecision as two instances deciding
 at once.
@@ -25,12 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Callable, Sequence
 
 from arena_runtime import telemetry, topics
-from arena_runtime.envelope import CODEC, Codec
-from arena_runtime.eventlog import Consumer, EventLog, OutgoingRecord, Position, Record, TopicSpec
+from arena_runtime.envelope import CODEC, Codec, Event
+from arena_runtime.eventlog import EventLog, Position, Record
 from arena_runtime.malformed import decode_or_skip
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.streams import REJECTED_TYPE, SequenceGate
@@ -77,7 +77,7 @@ class LobbyDirectory:
         #: Owned partitions read to their end since they were owned: their end is not asked for.
         self._trusted: set[int] = set()
         #: This instance's appends not folded yet, by partition and offset.
-        self._written: dict[int, dict[int, Record]] = {}
+        self._written: dict[int, dict[int, Event]] = {}
         self._partitions: int | None = None
         self._gate = SequenceGate()
         self._lock = asyncio.Lock()
@@ -96,18 +96,15 @@ class LobbyDirectory:
         self.owned.discard(partition)
         self._trusted.discard(partition)
 
-    def appended(self, records: Sequence[OutgoingRecord], positions: Sequence[Position]) -> None:
-        """This instance appended ``records`` to the directory's topic, where ``positions`` say.
+    def appended(self, events: Sequence[Event], positions: Sequence[Position]) -> None:
+        """This instance appended ``events`` to the directory's topic, where ``positions`` say
+        (the stream runner's ``on_written``).
 
         They are folded at the next catch-up, in offset order with whatever others wrote.
         """
-        written = time.time_ns() // 1_000_000
-        for record, (topic, partition, offset) in zip(records, positions, strict=True):
-            if topic != self.topic:
-                continue
-            self._written.setdefault(partition, {})[offset] = Record(
-                topic, partition, offset, record.key, record.value, record.headers, written
-            )
+        for event, (topic, partition, offset) in zip(events, positions, strict=True):
+            if topic == self.topic:
+                self._written.setdefault(partition, {})[offset] = event
 
     async def catch_up(self) -> int:
         """Read every partition to its current end; returns how many records were read."""
@@ -131,13 +128,15 @@ class LobbyDirectory:
         written = self._written.get(partition, {})
         read = 0
         while (offset := self.offsets.get(partition, 0)) < until:
-            record = written.pop(offset, None)
-            if record is not None:
-                records = [record]
-            else:
-                records = await self.log.read(self.topic, partition, offset, self.read_batch)
-                if not records:
-                    break
+            event = written.pop(offset, None)
+            if event is not None:
+                self._observe_event(event)  # as written: no need to decode it back
+                read += 1
+                self.offsets[partition] = offset + 1
+                continue
+            records = await self.log.read(self.topic, partition, offset, self.read_batch)
+            if not records:
+                break
             for record in records:
                 self._observe(record)
             read += len(records)
@@ -148,8 +147,10 @@ class LobbyDirectory:
 
     def _observe(self, record: Record) -> None:
         event = decode_or_skip(self.codec.decode_event, record, DIRECTORY_GROUP)
-        if event is None:
-            return
+        if event is not None:
+            self._observe_event(event)
+
+    def _observe_event(self, event: Event) -> None:
         if not self._gate.admit(event) or event.type == REJECTED_TYPE:
             return
         if event.stream.startswith(ROOM_PREFIX):
@@ -197,50 +198,6 @@ class LobbyDirectory:
             self.rooms.pop(after.code, None)
         if self.on_room is not None:
             self.on_room(after)
-
-
-class AppendTap(EventLog):
-    """An event log that hands what is appended to the directory's topic to the directory.
-
-    The stream runner that writes the lobby's events appends through this, so the directory
-    learns of them as soon as they are acknowledged. Everything else goes to ``inner`` as it is.
-    """
-
-    def __init__(self, inner: EventLog, directory: LobbyDirectory) -> None:
-        self.inner = inner
-        self.directory = directory
-
-    async def append(self, topic: str, records: Sequence[OutgoingRecord]) -> list[Position]:
-        positions = await self.inner.append(topic, records)
-        if topic == self.directory.topic:
-            self.directory.appended(records, positions)
-        return positions
-
-    async def start(self) -> None:
-        await self.inner.start()
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    async def create_topics(self, specs: Sequence[TopicSpec]) -> None:
-        await self.inner.create_topics(specs)
-
-    async def partitions(self, topic: str) -> int:
-        return await self.inner.partitions(topic)
-
-    async def read(
-        self, topic: str, partition: int, offset: int, max_records: int = 1000
-    ) -> list[Record]:
-        return await self.inner.read(topic, partition, offset, max_records)
-
-    async def end_offsets(self, topic: str) -> dict[int, int]:
-        return await self.inner.end_offsets(topic)
-
-    async def end_offset(self, topic: str, partition: int) -> int:
-        return await self.inner.end_offset(topic, partition)
-
-    def consumer(self, group: str, topics: Sequence[str]) -> Consumer:
-        return self.inner.consumer(group, topics)
 
 
 class DirectoryWorker:

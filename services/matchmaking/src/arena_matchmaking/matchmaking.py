@@ -29,7 +29,7 @@ from arena_runtime.streams import Answer, Decision, StreamRunner
 
 from arena_matchmaking import lobby
 from arena_matchmaking.context import LobbyContext
-from arena_matchmaking.directory import AppendTap, LobbyDirectory
+from arena_matchmaking.directory import LobbyDirectory
 from arena_matchmaking.ids import room_stream
 from arena_matchmaking.metrics import ROOMS_OPEN
 from arena_matchmaking.reactions import FollowUp, follow_ups
@@ -54,12 +54,14 @@ class Matchmaking:
         #: Held from reading the directory to the end of a decision that used it.
         self._directory_decisions = asyncio.Lock()
         self.runner: StreamRunner[lobby.LobbyState] = StreamRunner(
-            AppendTap(log, self.directory),
+            log,
             topics.MATCHMAKING_EVENTS,
             initial=lobby.initial,
             apply=lobby.apply,
             decide=self._decide,
             clock=clock,
+            # The directory learns of what this instance decides as soon as it is written.
+            on_written=self.directory.appended,
         )
 
     def now_ms(self) -> int:
