@@ -12,61 +12,34 @@ Each partition's commands go through a lane of their own (the consumer loop, pip
 
 from __future__ import annotations
 
-import asyncio
-
 from arena_runtime import telemetry, topics
-from arena_runtime.consumer_loop import ConsumerLoop
 from arena_runtime.envelope import CODEC, Command
 from arena_runtime.eventlog import EventLog, Record
-from arena_runtime.host.catchup import CatchUp
-from arena_runtime.host.consume import POLL_TIMEOUT_MS, CommitWatcher
+from arena_runtime.host.consume import ConsumeWorker
 
 from arena_matchmaking.matchmaking import Matchmaking
 
 log = telemetry.get_logger(__name__)
 
 
-class CommandWorker:
+class CommandWorker(ConsumeWorker[Command]):
     def __init__(self, event_log: EventLog, group: str, matchmaking: Matchmaking) -> None:
-        self.name = f"{group}:commands"
         self.matchmaking = matchmaking
-        self.catch_up = CatchUp()
-        self._log = event_log
-        self._consumer = CommitWatcher(
-            event_log.consumer(group, [topics.MATCHMAKING_COMMANDS]), self.catch_up
-        )
-        self._loop = ConsumerLoop(
-            self._consumer,
-            group=group,
-            decode=CODEC.decode_command,
+        self._owned: set[int] = set()
+        super().__init__(
+            event_log,
+            group,
+            [topics.MATCHMAKING_COMMANDS],
+            CODEC.decode_command,
+            name=f"{group}:commands",
             batch_handler=self._handle,
-            poll_timeout_ms=POLL_TIMEOUT_MS,
             # A partition waiting for the directory lock must not hold up the next poll of the
             # others: each partition's commands go through a lane of their own.
             pipelined=True,
         )
-        self._owned: set[int] = set()
-        self._stopping = asyncio.Event()
 
-    async def start(self) -> None:
-        await self.catch_up.snapshot(self._log, [topics.MATCHMAKING_COMMANDS])
-        await self._consumer.start()
-
-    async def run(self) -> None:
-        try:
-            while not self._stopping.is_set():
-                await self._loop.run_once()
-                await self.catch_up.observe_assignment(self._consumer)
-                self._follow_assignment()
-        finally:
-            await self._loop.flush()
-            await self._consumer.stop()
-
-    def request_stop(self) -> None:
-        self._stopping.set()
-
-    def ready(self) -> bool:
-        return self.catch_up.ready()
+    def after_poll(self) -> None:
+        self._follow_assignment()
 
     async def _handle(self, batch: list[tuple[Command, Record]]) -> None:
         """One partition's commands of a poll (see Matchmaking.handle_batch)."""
@@ -76,11 +49,7 @@ class CommandWorker:
         await self.matchmaking.handle_batch([command for command, _ in batch])
 
     def _follow_assignment(self) -> None:
-        assigned = {
-            tp.partition
-            for tp in self._consumer.assignment()
-            if tp.topic == topics.MATCHMAKING_COMMANDS
-        }
+        assigned = self.assigned(topics.MATCHMAKING_COMMANDS)
         for partition in sorted(self._owned - assigned):
             self._owned.discard(partition)
             self.matchmaking.lose(partition)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from arena_runtime import telemetry
-from arena_runtime.consumer_loop import ConsumerLoop, Handler
+from arena_runtime.consumer_loop import BatchHandler, ConsumerLoop, Handler
 from arena_runtime.envelope import CODEC, Command, Event
 from arena_runtime.eventlog import Consumer, EventLog, Record, TopicPartition
 from arena_runtime.host.catchup import CatchUp
@@ -45,6 +45,8 @@ class ConsumeWorker(Generic[T]):
         handler: Handler[T] = ignore,
         name: str | None = None,
         concurrent_partitions: bool = False,
+        batch_handler: BatchHandler[T] | None = None,
+        pipelined: bool = False,
     ) -> None:
         self.name = name or f"consume:{group}"
         self.group = group
@@ -56,10 +58,12 @@ class ConsumeWorker(Generic[T]):
             self._consumer,
             group=group,
             decode=decode,
-            handler=handler,
+            handler=None if batch_handler is not None else handler,
+            batch_handler=batch_handler,
             poll_timeout_ms=POLL_TIMEOUT_MS,
             concurrent_partitions=concurrent_partitions,
             commit_behind=True,
+            pipelined=pipelined,
         )
         self._stopping = asyncio.Event()
 
@@ -72,12 +76,20 @@ class ConsumeWorker(Generic[T]):
             while not self._stopping.is_set():
                 await self._loop.run_once()
                 await self.catch_up.observe_assignment(self._consumer)
+                self.after_poll()
         finally:
             await self._loop.flush()
             await self._consumer.stop()
             log.info(
                 "worker stopped", worker=self.name, committed=_describe(self.catch_up.positions)
             )
+
+    def after_poll(self) -> None:
+        """Called between polls: a subclass follows the group's assignment here."""
+
+    def assigned(self, topic: str) -> set[int]:
+        """The partitions of ``topic`` the group gives this member now."""
+        return {tp.partition for tp in self._consumer.assignment() if tp.topic == topic}
 
     def request_stop(self) -> None:
         self._stopping.set()
