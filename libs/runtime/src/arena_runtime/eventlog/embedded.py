@@ -185,6 +185,17 @@ class _Tail:
         self.base = self.start = self.end = offset
         self.ring: list[Record] = []
 
+    def add(self, record: Record, size: int) -> None:
+        """Append the run's next record, pushing out the oldest once ``size`` are held."""
+        offset = record.offset
+        ring = self.ring
+        if len(ring) < size:
+            ring.append(record)
+        else:
+            ring[(offset - self.base) % size] = record
+            self.start = offset + 1 - size
+        self.end = offset + 1
+
     def read(self, offset: int, max_records: int) -> list[Record] | None:
         """From ``offset`` up to the run's end, or None if ``offset`` is outside the run."""
         if not self.start <= offset < self.end:
@@ -464,17 +475,15 @@ class EmbeddedEventLog(EventLog):
         ends = self._local_ends
         tid = item.topic_id
         size = self._tail_records
-        if not size:
-            for (partition, *_), offset in zip(item.rows, offsets, strict=True):
-                slot = (tid, partition)
-                if ends.get(slot, 0) <= offset:
-                    ends[slot] = offset + 1
-            return
         tails = self._tails
         name = item.topic
         new = tuple.__new__
         for (partition, key, value, blob, headers), offset in zip(item.rows, offsets, strict=True):
             slot = (tid, partition)
+            if ends.get(slot, 0) <= offset:
+                ends[slot] = offset + 1
+            if not size:
+                continue
             tail = tails.get(slot)
             if tail is None or offset != tail.end:
                 # New, or someone else appended here since: a new run, so that the tail never
@@ -488,16 +497,7 @@ class EmbeddedEventLog(EventLog):
                 # four objects per record, freed long after, when they have left the CPU caches.
                 headers = decode_headers(blob)
             # Equal to what read_partition builds from the row.
-            record = new(Record, (name, partition, offset, key, value, headers, written_ms))
-            ring = tail.ring
-            if len(ring) < size:
-                ring.append(record)
-            else:
-                ring[(offset - tail.base) % size] = record
-                tail.start = offset + 1 - size
-            end = tail.end = offset + 1
-            if ends.get(slot, 0) < end:
-                ends[slot] = end
+            tail.add(new(Record, (name, partition, offset, key, value, headers, written_ms)), size)
 
     def tail_read(
         self, topic_id: int, partition: int, offset: int, max_records: int
