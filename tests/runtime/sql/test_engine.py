@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -15,9 +17,9 @@ from arena_runtime.sql import (
     open_database,
     registry,
 )
-from arena_runtime.sql.engine import parse_url
+from arena_runtime.sql.engine import create_engine, parse_url
 from arena_runtime.sql.migrate import current_revisions, head_revisions
-from sqlalchemy import Table
+from sqlalchemy import Table, text
 
 
 def test_without_a_database_url_projections_live_in_sqlite_under_the_data_dir(
@@ -75,3 +77,28 @@ def test_the_registry_refuses_two_owners_of_one_table(tmp_path: Path) -> None:
     with pytest.raises(ProjectionError, match="owned by both"):
         mine.projections(Settings(data_dir=tmp_path))
     assert isinstance(StreamActivity.tables[0], Table)
+
+
+async def test_a_new_connection_waits_for_a_writer_before_switching_the_file_to_wal(
+    tmp_path: Path,
+) -> None:
+    """The switch to WAL mode needs the file to itself; SQLite refuses it at once, without the
+    busy handler, while another connection writes. Services starting together hit exactly this
+    (a CI run failed "database is locked"): the connection must wait its turn instead."""
+    path = tmp_path / "fresh.sqlite3"
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("CREATE TABLE other_process (x INTEGER)")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO other_process VALUES (1)")
+    finish = threading.Timer(0.3, writer.execute, ("COMMIT",))
+    finish.start()
+    engine = create_engine(f"sqlite+aiosqlite:///{path}")
+    try:
+        async with engine.connect() as connection:
+            mode = (await connection.execute(text("PRAGMA journal_mode"))).scalar_one()
+            rows = (await connection.execute(text("SELECT count(*) FROM other_process"))).scalar()
+    finally:
+        finish.join()
+        writer.close()
+        await engine.dispose()
+    assert (mode, rows) == ("wal", 1)

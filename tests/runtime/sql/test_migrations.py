@@ -46,9 +46,14 @@ async def test_migrated_schema_matches_the_metadata(engine: AsyncEngine) -> None
 
 
 async def test_services_starting_together_migrate_once(db_url: str) -> None:
-    engines = [create_engine(db_url) for _ in range(4)]
+    # Eight first connections race to switch a new SQLite file to WAL mode, as processes
+    # starting together do; a task group stops the others if one fails, so no migration is left
+    # running inside Alembic's process-global environment into the next test.
+    engines = [create_engine(db_url) for _ in range(8)]
     try:
-        await asyncio.gather(*(upgrade_head(engine) for engine in engines))
+        async with asyncio.TaskGroup() as group:
+            for engine in engines:
+                group.create_task(upgrade_head(engine))
         assert await current_revisions(engines[0]) == head_revisions()
     finally:
         for engine in engines:

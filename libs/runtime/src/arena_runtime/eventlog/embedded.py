@@ -54,6 +54,7 @@ from arena_runtime.eventlog.base import (
 )
 from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.eventlog.validation import check_position, check_records, check_spec
+from arena_runtime.sqlite_files import BUSY_TIMEOUT_MS, switch_to_wal
 
 T = TypeVar("T")
 
@@ -237,10 +238,11 @@ def _create_schema(conn: sqlite3.Connection) -> None:
 
 
 def _connect(path: Path, synchronous: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
-    conn.execute("PRAGMA journal_mode=WAL")
+    conn = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+    )
+    switch_to_wal(conn.cursor())
     conn.execute(f"PRAGMA synchronous={synchronous}")
-    conn.execute("PRAGMA busy_timeout=30000")
     conn.execute(f"PRAGMA wal_autocheckpoint={_BACKSTOP_CHECKPOINT_PAGES}")
     conn.execute(f"PRAGMA journal_size_limit={_WAL_SIZE_LIMIT}")
     return conn

@@ -17,9 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
 
 from arena_runtime.config import Settings
+from arena_runtime.sqlite_files import BUSY_TIMEOUT_MS, switch_to_wal
 
 SQLITE_FILE = "projections.sqlite3"
-SQLITE_BUSY_TIMEOUT_MS = 30_000
+SQLITE_BUSY_TIMEOUT_MS = BUSY_TIMEOUT_MS
 SUPPORTED_DRIVERS = ("postgresql+asyncpg", "sqlite+aiosqlite")
 
 
@@ -71,10 +72,11 @@ def _configure_sqlite(engine: AsyncEngine, *, in_memory: bool) -> None:
         # Hand transaction control to SQLAlchemy (see the module docstring).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        if not in_memory:
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=NORMAL")
+        # Before anything that may wait for another connection (see sqlite_files).
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        if not in_memory:
+            switch_to_wal(cursor)
+            cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
