@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from arena_engine.maths_warriors import Ruleset
+from arena_engine.maths_warriors.rules import timeout_winner
 from websockets.exceptions import InvalidStatus
 
 from tests.e2e.client import Player, signed_in
@@ -116,6 +118,29 @@ async def test_the_move_clock_skips_a_turn(url: str) -> None:
     await seats[2].push("turn_skipped", reason="timeout")
     time_sync = await seats[1].push("time_sync")
     assert time_sync["match_id"] == snapshot["match_id"]
+    for player in seats.values():
+        await player.close()
+
+
+@pytest.mark.slow
+async def test_the_game_clock_ends_the_game_with_reason_timeout(url: str) -> None:
+    """A minute-long game (the online minimum): a capture, then nobody moves. The game ends when
+    its clock does, and the winner is the engine's timeout rule applied to the dice left."""
+    seats, snapshot, _ = await room_game(url, game_seconds=60, move_seconds=0)
+    assert snapshot["clocks"]["move_remaining_ms"] is None
+    mirror = Mirror.of(snapshot)
+    while not any(e["type"] != "turn_skipped" for e in mirror.seen):
+        await play_move(seats[mirror.to_move], mirror, level="hard")
+        pushed = await next_move_push(seats[3 - mirror.to_move])
+        assert pushed["sequence"] == mirror.seen[-1]["sequence"]
+    left = {seat: sum(v is not None for v in dice.values()) for seat, dice in mirror.dice.items()}
+    assert left[1] != left[2]
+    over = {seat: await player.push("game_over", wait=75) for seat, player in seats.items()}
+    assert over[1] == over[2]
+    rules = Ruleset.from_dict(dict(snapshot["rules"]))
+    expected = timeout_winner(left[1], left[2], mirror.first, rules)
+    assert (over[1]["reason"], over[1]["winner"]) == ("timeout", expected)
+    assert over[1]["remaining"] == {"1": left[1], "2": left[2]}
     for player in seats.values():
         await player.close()
 
