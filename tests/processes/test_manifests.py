@@ -87,12 +87,22 @@ def test_services_select_their_deployments_pods_and_ports() -> None:
         assert {p["targetPort"] for p in service["spec"]["ports"]} <= port_names
 
 
-def test_config_map_holds_only_known_arena_settings() -> None:
-    from arena_runtime.config import Settings, variable_name
+def test_config_map_holds_only_known_valid_arena_settings() -> None:
+    from arena_runtime.config import Settings, load_settings, variable_name
 
     known = {variable_name(field) for field in Settings.model_fields}
     for config_map in of_kind("ConfigMap"):
         assert set(config_map["data"]) <= known
+        settings = load_settings(config_map["data"])  # a ConfigError if a value is out of range
+        # On Kafka a waiting fetch is answered when a record arrives: a long wait costs nothing.
+        assert settings.kafka_fetch_wait_ms >= 100
+
+
+def test_compose_waits_long_on_kafka_fetches() -> None:
+    from arena_runtime.config import load_settings
+
+    env = {k: str(v) for k, v in compose()["x-arena-env"].items()}
+    assert load_settings(env).kafka_fetch_wait_ms >= 100
 
 
 @pytest.mark.parametrize(
