@@ -108,6 +108,12 @@ class Settings(BaseSettings):
     ws_heartbeat_seconds: float = Field(
         30, gt=0, description="WebSocket ping interval; a ping unanswered by the next one closes."
     )
+    ws_session_check_seconds: float = Field(
+        30,
+        gt=0,
+        description="How often each open WebSocket's session is looked up: an expired one is "
+        "closed, a guest's is kept alive.",
+    )
     ws_time_sync_seconds: float = Field(5, gt=0, description="Interval of time_sync pushes.")
     ws_auth_timeout_seconds: float = Field(
         10, gt=0, description="How long a new WebSocket may take to authenticate."

@@ -28,9 +28,11 @@ SESSION_ENDED = 4001
 
 
 class Connection:
-    def __init__(self, websocket: WebSocket, principal: Principal) -> None:
+    def __init__(self, websocket: WebSocket, principal: Principal, token: str = "") -> None:
         self.websocket = websocket
         self.principal = principal
+        #: Looked up again every ARENA_WS_SESSION_CHECK_SECONDS (Gateway.check_sessions).
+        self.token = token
         self.player_id = principal.player_id
         self.match_id: str | None = None
         self.room_code: str | None = None

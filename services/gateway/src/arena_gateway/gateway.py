@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import time
 import uuid
@@ -52,6 +53,8 @@ log = telemetry.get_logger(__name__)
 PREVIEW_CHANNEL = "gateway.previews"
 #: ``{"session_id", "reason"}`` of every session signed out, ended or upgraded, on any instance.
 SESSION_END_CHANNEL = "gateway.session-ends"
+#: Session lookups in flight at once when checking every open socket's session.
+SESSION_CHECK_BATCH = 100
 QUEUE_STREAM = "queue-maths-warriors-casual"
 MODES = {"casual": mpb.MATCH_MODE_CASUAL, "ranked": mpb.MATCH_MODE_RANKED}
 #: What matchmaking needs to know of the caller for ranked play (docs/online-play.md).
@@ -135,7 +138,7 @@ class Gateway:
                 websocket, first.id if first else None, ErrorCode.AUTH_FAILED, "unknown session"
             )
             return None
-        connection = Connection(websocket, principal)
+        connection = Connection(websocket, principal, token)
         connection.start_writer()
         self.connections.add(connection)
         self.hub.add(connection)
@@ -458,6 +461,26 @@ class Gateway:
             stopping,
         )
 
+    async def check_sessions(self) -> int:
+        """Close the sockets whose session has expired; returns how many.
+
+        Looking a guest's token up renews it, so a guest stays signed in while connected (a
+        guest whose token lapsed mid-game could not reconnect to it). An account's session ends
+        at a fixed time: its socket is closed then, within one check.
+        """
+        open_now = [c for c in self.connections if c.token and not c.closed]
+        expired = 0
+        for start in range(0, len(open_now), SESSION_CHECK_BATCH):
+            batch = open_now[start : start + SESSION_CHECK_BATCH]
+            found = await asyncio.gather(
+                *(self.sessions.resolve(c.token) for c in batch), return_exceptions=True
+            )
+            for connection, principal in zip(batch, found, strict=True):
+                if principal is None:  # a cache error is no verdict: look again next time
+                    connection.hang_up(SESSION_ENDED, "session_expired")
+                    expired += 1
+        return expired
+
     # -- timers ----------------------------------------------------------------------------
 
     def beat(self) -> None:
@@ -497,7 +520,9 @@ class Ticker:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), self._seconds)
             if not self._stopping.is_set():
-                self._tick()
+                done = self._tick()
+                if inspect.isawaitable(done):
+                    await done
 
     def request_stop(self) -> None:
         self._stopping.set()

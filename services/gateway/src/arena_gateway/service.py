@@ -31,6 +31,7 @@ async def build_service(runtime: Runtime) -> Service:
         FanoutReader(runtime.log, instance, EVENTS, hub.deliver, hub.settle),
         Ticker("gateway:heartbeat", settings.ws_heartbeat_seconds, gateway.beat),
         Ticker("gateway:time-sync", settings.ws_time_sync_seconds, gateway.time_sync),
+        Ticker("gateway:sessions", settings.ws_session_check_seconds, gateway.check_sessions),
         PreviewRelay(gateway),
         SessionEndRelay(gateway),
         *accounts_workers,
