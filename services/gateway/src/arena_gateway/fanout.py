@@ -4,16 +4,21 @@ to the :class:`Hub`, which pushes it to the local sockets that watch its stream.
 The reader is the only member of a consumer group of its own (``gateway.fanout.<instance>``), so
 it is assigned every partition; it never commits, and it starts from the end offsets it found at
 start-up (earlier records are skipped), so two instances each see every new event.
+
+Other parts of the gateway add a route of their own topics (:meth:`FanoutReader.route`; accounts
+do) instead of running a reader each: every consumer waiting at the tail costs a fetch per
+``ARENA_KAFKA_FETCH_WAIT_MS`` on Tansu, and CPU in the broker and here even when nothing happens.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 from arena_runtime import telemetry
 from arena_runtime.envelope import CODEC, EnvelopeError, Event
-from arena_runtime.eventlog import EventLog, TopicPartition
+from arena_runtime.eventlog import Consumer, EventLog, TopicPartition
 
 log = telemetry.get_logger(__name__)
 
@@ -22,9 +27,15 @@ POLL_TIMEOUT_MS = 250
 Deliver = Callable[[Event], Awaitable[None]]
 
 
+@dataclass(frozen=True)
+class _Route:
+    deliver: Deliver
+    settle: Callable[[], None]
+
+
 class FanoutReader:
     """A worker (arena_runtime.host.Worker) feeding every new event of ``topics`` to ``deliver``,
-    and calling ``settle`` after each batch read."""
+    and calling ``settle`` after each batch read; :meth:`route` adds topics of other handlers."""
 
     def __init__(
         self,
@@ -35,28 +46,46 @@ class FanoutReader:
         settle: Callable[[], None] = lambda: None,
     ) -> None:
         self.name = "gateway:fanout"
-        self.topics = list(topics)
         self._log = log
-        self._deliver = deliver
-        self._settle = settle
-        self._consumer = log.consumer(f"gateway.fanout.{instance}", self.topics)
+        self._group = f"gateway.fanout.{instance}"
+        self._routes: dict[str, _Route] = {}
+        self._consumer: Consumer | None = None
+        self.route(topics, deliver, settle)
         self._start: dict[TopicPartition, int] = {}
         self._positioned: set[TopicPartition] = set()
         self._partitions = 0
         self._stopping = asyncio.Event()
 
+    @property
+    def topics(self) -> list[str]:
+        return list(self._routes)
+
+    def route(
+        self, topics: Sequence[str], deliver: Deliver, settle: Callable[[], None] = lambda: None
+    ) -> None:
+        """Also read ``topics``, handing their events to ``deliver`` (before :meth:`start`)."""
+        if self._consumer is not None:
+            raise RuntimeError("routes are added before the reader starts")
+        for topic in topics:
+            if topic in self._routes:
+                raise ValueError(f"{topic} already has a route")
+            self._routes[topic] = _Route(deliver, settle)
+
     async def start(self) -> None:
-        for topic in self.topics:
+        for topic in self._routes:
             for partition, end in (await self._log.end_offsets(topic)).items():
                 self._start[TopicPartition(topic, partition)] = end
         self._partitions = len(self._start)
+        self._consumer = self._log.consumer(self._group, self.topics)
         await self._consumer.start()
 
     async def run(self) -> None:
+        consumer = self._started()
+        settles = list(dict.fromkeys(route.settle for route in self._routes.values()))
         try:
             while not self._stopping.is_set():
-                await self._position()
-                records = await self._consumer.poll(timeout_ms=POLL_TIMEOUT_MS)
+                await self._position(consumer)
+                records = await consumer.poll(timeout_ms=POLL_TIMEOUT_MS)
                 for record in records:
                     tp = TopicPartition(record.topic, record.partition)
                     if record.offset < self._start.get(tp, 0):
@@ -67,17 +96,23 @@ class FanoutReader:
                         log.warning("fan-out skipped a record", reason=exc.reason, topic=tp.topic)
                         continue
                     try:
-                        await self._deliver(event)
+                        await self._routes[record.topic].deliver(event)
                     except Exception:
                         # One bad push must not stop every other client's events.
                         log.exception("fan-out delivery failed", stream=event.stream)
-                self._settle()
+                for settle in settles:
+                    settle()
         finally:
-            await self._consumer.stop()
+            await consumer.stop()
 
-    async def _position(self) -> None:
-        for tp in self._consumer.assignment() - self._positioned:
-            await self._consumer.seek(tp, self._start.get(tp, 0))
+    def _started(self) -> Consumer:
+        if self._consumer is None:
+            raise RuntimeError("the fan-out reader is not started")
+        return self._consumer
+
+    async def _position(self, consumer: Consumer) -> None:
+        for tp in consumer.assignment() - self._positioned:
+            await consumer.seek(tp, self._start.get(tp, 0))
             self._positioned.add(tp)
 
     def request_stop(self) -> None:

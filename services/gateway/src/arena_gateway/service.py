@@ -25,10 +25,11 @@ async def build_service(runtime: Runtime) -> Service:
     hub = Hub(runtime.log, settings.command_timeout_seconds)
     gateway = Gateway(settings, hub, runtime.cache)
     instance = uuid.uuid4().hex[:12]
-    accounts, accounts_workers = attach_accounts(runtime, gateway.sessions, instance)
+    fanout = FanoutReader(runtime.log, instance, EVENTS, hub.deliver, hub.settle)
+    accounts, accounts_workers = attach_accounts(runtime, gateway.sessions, fanout)
     accounts.session_ended = gateway.end_session
     workers: list[Worker] = [
-        FanoutReader(runtime.log, instance, EVENTS, hub.deliver, hub.settle),
+        fanout,
         Ticker("gateway:heartbeat", settings.ws_heartbeat_seconds, gateway.beat),
         Ticker("gateway:time-sync", settings.ws_time_sync_seconds, gateway.time_sync),
         Ticker("gateway:sessions", settings.ws_session_check_seconds, gateway.check_sessions),

@@ -17,24 +17,21 @@ from arena_gateway.identity import SessionStore
 
 
 def attach_accounts(
-    runtime: Runtime, guests: SessionStore, instance: str
+    runtime: Runtime, guests: SessionStore, fanout: FanoutReader
 ) -> tuple[Accounts, list[Worker]]:
     """The accounts of one gateway instance and the workers it needs.
 
-    Answers are awaited through a hub of their own, fed by a reader of ``arena.accounts.events``
-    (group ``gateway.fanout.<instance>.accounts``), so the sockets' hub never sees account events.
+    Answers are awaited through a hub of their own, fed by the instance's fan-out reader on a
+    route of ``arena.accounts.events``, so the sockets' hub never sees account events.
     """
     runner = account_runner(runtime.log)
     hub = Hub(runtime.log, runtime.settings.command_timeout_seconds)
-    reader = FanoutReader(
-        runtime.log, f"{instance}.accounts", (topics.ACCOUNTS_EVENTS,), hub.deliver, hub.settle
-    )
-    reader.name = "gateway:account-answers"
+    fanout.route((topics.ACCOUNTS_EVENTS,), hub.deliver, hub.settle)
     accounts = Accounts(
         runtime.settings, hub, runtime.cache, guests, session_factory(runtime.db), runner
     )
     guests.fallback = accounts.resolve
-    return accounts, [accounts_worker(runtime.log, runner), reader]
+    return accounts, [accounts_worker(runtime.log, runner)]
 
 
 def mount_accounts(app: FastAPI, accounts: Accounts) -> None:
