@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 
 from arena_runtime.sql import create_engine, upgrade_head
 from arena_runtime.sql.metadata import metadata
@@ -58,3 +61,36 @@ async def test_services_starting_together_migrate_once(db_url: str) -> None:
     finally:
         for engine in engines:
             await engine.dispose()
+
+
+def _arena_migrate(db_url: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env["ARENA_DATABASE_URL"] = db_url
+    return subprocess.run(
+        [sys.executable, "-m", "arena_cli.main", "migrate"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+async def test_arena_migrate_applies_every_branch(db_url: str) -> None:
+    done = await asyncio.to_thread(_arena_migrate, db_url)
+    assert done.returncode == 0, done.stderr
+    heads = head_revisions()
+    assert len(heads) > 1  # the runtime's branch and the services' (entry points)
+    assert all(head in done.stdout for head in heads)
+    engine = create_engine(db_url)
+    try:
+        assert await current_revisions(engine) == heads
+        # A service branch's table, not only the runtime's.
+        assert {"rating_ladders", "projection_offsets"} <= await table_names(engine)
+    finally:
+        await engine.dispose()
+
+
+async def test_arena_migrate_refuses_a_bad_database_url() -> None:
+    done = await asyncio.to_thread(_arena_migrate, "mysql://nowhere/arena")
+    assert done.returncode == 2
+    assert done.stderr.startswith("arena migrate:")

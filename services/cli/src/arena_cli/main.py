@@ -13,6 +13,7 @@ COMMAND_MODULES = [
     "arena_cli.commands.serve",
     "arena_cli.commands.digits",
     "arena_cli.commands.rebuild",
+    "arena_cli.commands.migrate",
     "arena_cli.commands.verify",
 ]
 
