@@ -21,6 +21,23 @@ BENCHES: list[str] = [
 ]
 
 
+def calibration_seconds(loops: int = 5_000_000) -> float:
+    """The best of three runs of a pure-Python loop: how fast this machine's CPU is right now.
+
+    Printed first so that runs of different days can be compared: the absolute targets (moves
+    per second) move with the machine, ratios measured in one run much less. It covers only the
+    interpreter, not the disk or SQLite.
+    """
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        total = 0
+        for i in range(loops):
+            total += i
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
@@ -30,6 +47,7 @@ def main() -> None:
     unknown = sorted(set(selected) - set(BENCHES))
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(BENCHES)}")
+    print(f"machine: pure-Python calibration loop {calibration_seconds():.2f} s", flush=True)
     for name in selected:
         print(f"== {name} ==", flush=True)
         started = time.perf_counter()
