@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from arena_runtime.config import load_settings
 from arena_runtime.envelope import Command, Event
 from arena_runtime.eventlog import OutgoingRecord
 from arena_runtime.eventlog.factory import open_event_log
+from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
 from arena_runtime.streams import Answer, Rejection
@@ -192,3 +194,60 @@ async def test_timers_wait_until_the_rooms_are_current() -> None:
     timers.request_stop()
     await asyncio.wait_for(task, 5)
     assert sent == ["timer:waiting:10"]
+
+
+async def test_only_the_owner_of_a_rooms_partition_fires_its_timer() -> None:
+    """Every instance arms every room's timer; the owner alone sends it, and an instance that
+    gains the partition later (its owner died) sends it then."""
+    sent: list[str] = []
+
+    async def fire(code: str, command_id: str, timer: pb.RoomTimer) -> None:
+        sent.append(f"{code}/{command_id}")
+
+    owned = {"AAAAA"}
+    timers = RoomTimers(fire, now_ms=lambda: int(time.monotonic() * 1000))
+    timers.owns = lambda code: code in owned
+    due = timers.now_ms()
+    timers.track(Room("AAAAA", RoomStatus.WAITING, waiting_deadline_ms=due))
+    timers.track(Room("BBBBB", RoomStatus.WAITING, waiting_deadline_ms=due + 1))
+    task = asyncio.create_task(timers.run())
+    try:
+        for _ in range(100):
+            if sent:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.2)
+        assert sent == [f"AAAAA/timer:waiting:{due}"]  # BBBBB's partition is another's
+        assert timers.armed["BBBBB"] == ("waiting", due + 1)  # still armed, not dropped
+        owned.add("BBBBB")
+        for _ in range(200):  # looked at again every RETRY_MS
+            if len(sent) == 2:
+                break
+            await asyncio.sleep(0.02)
+        assert sent == [f"AAAAA/timer:waiting:{due}", f"BBBBB/timer:waiting:{due + 1}"]
+    finally:
+        timers.request_stop()
+        await asyncio.wait_for(task, 5)
+
+
+async def test_the_directory_knows_which_rooms_partitions_it_owns(tmp_path: Path) -> None:
+    settings = load_settings({"ARENA_DATA_DIR": str(tmp_path), "ARENA_PARTITIONS": "4"})
+    log = open_event_log(settings)
+    await log.start()
+    try:
+        await topics.ensure_topics(log, 4)
+        directory = LobbyDirectory(log)
+        assert directory.owns_room("ABCDE")  # partitions unknown yet: firing twice is harmless
+        await directory.catch_up()
+        codes = ["ABCDE", "FGHJK", "MNPQR", "STUVW", "XYZ23", "45678"]
+        partition = {code: partition_for(f"room-{code}".encode(), 4) for code in codes}
+        assert len(set(partition.values())) > 1
+        assert not any(directory.owns_room(code) for code in codes)
+        directory.own(partition["ABCDE"])
+        assert {c for c in codes if directory.owns_room(c)} == {
+            c for c in codes if partition[c] == partition["ABCDE"]
+        }
+        directory.disown(partition["ABCDE"])
+        assert not directory.owns_room("ABCDE")
+    finally:
+        await log.close()

@@ -31,10 +31,12 @@ from collections.abc import Callable, Sequence
 from arena_runtime import telemetry, topics
 from arena_runtime.envelope import CODEC, Codec, Event
 from arena_runtime.eventlog import EventLog, Position, Record
+from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.malformed import decode_or_skip
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.streams import REJECTED_TYPE, SequenceGate
 
+from arena_matchmaking.ids import room_stream
 from arena_matchmaking.lobby import PLAYER_PREFIX, QUEUE_PREFIX, ROOM_PREFIX
 from arena_matchmaking.rooms import Room, RoomStatus, apply_room, initial_room
 
@@ -90,6 +92,13 @@ class LobbyDirectory:
     def own(self, partition: int) -> None:
         """This instance now owns ``partition``: after one read to its end, stop asking."""
         self.owned.add(partition)
+
+    def owns_room(self, code: str) -> bool:
+        """Whether this instance owns the partition of room ``code`` (True while the partition
+        count is unknown: a second firing is harmless, a missing one is not)."""
+        if self._partitions is None:
+            return True
+        return partition_for(room_stream(code).encode(), self._partitions) in self.owned
 
     def disown(self, partition: int) -> None:
         """Somebody else may write ``partition`` from now on: ask for its end again."""

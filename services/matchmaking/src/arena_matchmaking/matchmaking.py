@@ -49,6 +49,7 @@ class Matchmaking:
         self.clock = clock
         self.timers = RoomTimers(self._fire_timer, self.now_ms)
         self.directory = LobbyDirectory(log, on_room=self.timers.track)
+        self.timers.owns = self.directory.owns_room
         # In one process the newest instance reports (tests build several; a process runs one).
         ROOMS_OPEN.set_function(lambda: len(self.directory.rooms))
         #: Held from reading the directory to the end of a decision that used it.

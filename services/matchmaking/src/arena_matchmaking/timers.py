@@ -1,9 +1,11 @@
 """Room timers: each open room's deadline fires a RoomTimer command into its stream.
 
 Deadlines live in the room events, so the lobby directory re-arms every timer while it reads the
-log after a restart. Every instance fires every due timer: the command id
-``timer:<kind>:<deadline_ms>`` makes the repeats harmless, and a deadline the room no longer has
-changes nothing.
+log after a restart. Every instance arms every room's timer, but only the instance that owns the
+room's partition fires it; the others look again every second, so the timer still fires if the
+partition moves to them (its owner died) before the room's deadline changes. The command id
+``timer:<kind>:<deadline_ms>`` makes a repeat (around a rebalance) harmless, and a deadline the
+room no longer has changes nothing.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class RoomTimers:
         #: after a start, a room may look waiting that later events closed: its timer would only
         #: be stale, but there is no point sending it.
         self.may_fire: Callable[[], bool] = lambda: True
+        #: Whether this instance owns the room's partition, so that it alone fires its timer.
+        self.owns: Callable[[str], bool] = lambda code: True
 
     def track(self, room: Room) -> None:
         """Arm (or disarm) the room's timer after one of its events."""
@@ -82,6 +86,10 @@ class RoomTimers:
                     await asyncio.wait_for(self._stopping.wait(), NOT_READY_POLL_SECONDS)
                 continue
             for code, kind, deadline in self.due():
+                if not self.owns(code):
+                    later = (self.now_ms() + RETRY_MS, code, kind, deadline)
+                    heapq.heappush(self._heap, later)
+                    continue
                 timer = pb.RoomTimer(kind=KINDS[kind], deadline_ms=deadline)
                 try:
                     await self.fire(code, timer_command_id(kind, deadline), timer)
