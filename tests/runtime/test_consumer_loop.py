@@ -132,6 +132,29 @@ async def test_malformed_records_are_logged_counted_and_skipped(
     assert metrics.sample("arena_handler_seconds_count", consumed) == 2
 
 
+async def test_each_record_handled_counts_its_age_since_the_append(
+    log: EventLog, unique_topic: str, group: str
+) -> None:
+    """arena_record_age_seconds: how long a record waited in the log before its handling."""
+    await append_values(log, unique_topic, [command_record(c) for c in ("a", "b")])
+    await asyncio.sleep(0.3)  # the records wait in the log before anyone reads them
+    seen: list[str] = []
+    consumer = log.consumer(group, [unique_topic])
+    await consumer.start()
+    try:
+        loop = ConsumerLoop(
+            consumer, group=group, decode=READER.decode_command, handler=collecting(seen)
+        )
+        await run_until(loop, lambda: len(seen) == 2)
+    finally:
+        await consumer.stop()
+    labels = {"topic": unique_topic, "group": group}
+    assert metrics.sample("arena_record_age_seconds_count", labels) == 2
+    waited = metrics.sample("arena_record_age_seconds_sum", labels)
+    assert 0.6 <= waited < 120  # each at least the 0.3 s it sat there
+    assert metrics.sample("arena_record_age_seconds_bucket", {**labels, "le": "0.2"}) == 0
+
+
 async def test_a_failing_handler_commits_what_came_before_and_is_retried(
     log: EventLog, unique_topic: str, group: str
 ) -> None:

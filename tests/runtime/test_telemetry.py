@@ -182,6 +182,7 @@ def test_metrics_exposition_lists_the_runtime_series() -> None:
     for name in (
         "arena_malformed_records_total",
         "arena_handler_seconds",
+        "arena_record_age_seconds",
         "arena_records_appended_total",
         "arena_stream_events_ignored_total",
         "arena_commands_total",

@@ -275,6 +275,7 @@ class ConsumerLoop(Generic[T]):
         if not items:
             return
         first = records[0]
+        metrics.observe_age(first.topic, self.group, (record.timestamp_ms for _, record in items))
         started = time.perf_counter()
         attributes = self._span_attributes(first)
         attributes["messaging.batch.message_count"] = len(items)
@@ -291,6 +292,7 @@ class ConsumerLoop(Generic[T]):
         item = decode_or_skip(self.decode, record, self.group)
         if item is None:
             return
+        metrics.observe_age(record.topic, self.group, (record.timestamp_ms,))
         parent = telemetry.context_from_headers(record.headers)
         if not trace.get_current_span(parent).get_span_context().is_valid:
             parent = telemetry.context_of(getattr(item, "traceparent", ""))

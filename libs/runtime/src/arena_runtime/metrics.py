@@ -8,6 +8,8 @@ the ``group`` label (the consumer group, one per service) tells them apart.
 from __future__ import annotations
 
 import gc
+import time
+from collections.abc import Iterable
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -33,6 +35,13 @@ HANDLER_SECONDS = Histogram(
     "arena_handler_seconds",
     "Time a consumer loop's handler took per record.",
     ["topic", "group"],
+)
+RECORD_AGE_SECONDS = Histogram(
+    "arena_record_age_seconds",
+    "Time from a record's append (its log timestamp, in ms) to the start of its handling by a "
+    "consumer: the hop's latency while caught up, the lag behind the log otherwise.",
+    ["topic", "group"],
+    buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 300),
 )
 RECORDS_APPENDED = Counter(
     "arena_records_appended",
@@ -64,6 +73,15 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 def exposition() -> bytes:
     """Every metric of this process in the Prometheus text format (serve with CONTENT_TYPE)."""
     return generate_latest(REGISTRY)
+
+
+def observe_age(topic: str, group: str, timestamps_ms: Iterable[int]) -> None:
+    """Record in RECORD_AGE_SECONDS how old each record was when its handling began."""
+    series = RECORD_AGE_SECONDS.labels(topic, group)
+    now_ms = time.time() * 1000
+    for stamp in timestamps_ms:
+        if stamp > 0:  # 0: a log that keeps no time
+            series.observe(max(0.0, now_ms - stamp) / 1000)
 
 
 def sample(name: str, labels: dict[str, str]) -> float:

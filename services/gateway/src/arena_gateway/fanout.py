@@ -16,13 +16,15 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from arena_runtime import telemetry
+from arena_runtime import metrics, telemetry
 from arena_runtime.envelope import CODEC, EnvelopeError, Event
 from arena_runtime.eventlog import Consumer, EventLog, TopicPartition
 
 log = telemetry.get_logger(__name__)
 
 POLL_TIMEOUT_MS = 250
+#: The group label of the reader's record ages: one series for every instance's own group.
+AGE_GROUP = "gateway.fanout"
 
 Deliver = Callable[[Event], Awaitable[None]]
 
@@ -86,6 +88,9 @@ class FanoutReader:
             while not self._stopping.is_set():
                 await self._position(consumer)
                 records = await consumer.poll(timeout_ms=POLL_TIMEOUT_MS)
+                for topic in {record.topic for record in records}:
+                    stamps = (r.timestamp_ms for r in records if r.topic == topic)
+                    metrics.observe_age(topic, AGE_GROUP, stamps)
                 for record in records:
                     tp = TopicPartition(record.topic, record.partition)
                     if record.offset < self._start.get(tp, 0):
