@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import socket
 from pathlib import Path
@@ -65,3 +66,24 @@ async def test_a_redis_cache_that_could_not_start_stays_unstarted() -> None:
         await cache.start()
     with pytest.raises(CacheError, match="not started"):
         await cache.get("k")
+
+
+@pytest.mark.redis
+async def test_concurrent_allows_share_round_trips_and_keep_their_own_answers(
+    redis_url: str, redis_prefix: str
+) -> None:
+    """Calls made while a round trip is out go together in the next pipeline: each still gets
+    its own bucket's answer, in call order, and a caller that gave up costs the others nothing."""
+    prefix = f"{redis_prefix}{secrets.token_hex(4)}:"
+    async with RedisCache(redis_url, prefix) as cache:
+        calls = [cache.allow("a", rate=0.001, burst=10) for _ in range(60)]
+        calls += [cache.allow("b", rate=0.001, burst=3) for _ in range(20)]
+        answers = await asyncio.gather(*calls)
+        assert answers[:60] == [True] * 10 + [False] * 50
+        assert answers[60:] == [True] * 3 + [False] * 17
+        gone = asyncio.create_task(cache.allow("c", rate=0.001, burst=1))
+        await asyncio.sleep(0)  # its call is queued for the next round trip
+        gone.cancel()
+        # Redis still took its token; the next caller is answered (refused), not left hanging.
+        assert await asyncio.wait_for(cache.allow("c", rate=0.001, burst=1), 5) is False
+        assert await cache.allow("d", rate=0.001, burst=1)  # and the cache goes on

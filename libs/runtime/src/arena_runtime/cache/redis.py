@@ -4,6 +4,10 @@ The token bucket is one Lua script, so taking tokens is atomic across instances,
 Redis's own clock (``TIME``), so instances with skewed clocks still share one rate. A bucket
 expires once it would be full again, which is the same as having no bucket. Every key and
 channel is put under ``prefix`` so deployments (and test sessions) can share a server.
+
+The gateway asks ``allow`` before every client message, so these calls are sent together: the
+calls made while one round trip is out go in the next, as one pipeline (one write, one read).
+On the online bench the limiter's writes alone were a tenth of the gateway's CPU.
 """
 
 from __future__ import annotations
@@ -65,6 +69,9 @@ class RedisCache(Cache):
         self.prefix = prefix
         self._client: aioredis.Redis | None = None
         self._bucket: Any = None
+        #: ``allow`` calls waiting for the next pipeline: (bucket key, script args, answer).
+        self._asking: list[tuple[str, list[str], asyncio.Future[bool]]] = []
+        self._asker: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         if self._client is not None:
@@ -96,10 +103,33 @@ class RedisCache(Cache):
     async def allow(self, key: str, rate: float, burst: float, cost: float = 1.0) -> bool:
         check_limit(key, rate, burst, cost)
         self.client  # noqa: B018  (raises if not started)
-        allowed = await self._bucket(
-            keys=[self._key("rate", key)], args=[repr(rate), repr(burst), repr(cost)]
-        )
-        return bool(allowed)
+        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        args = [repr(rate), repr(burst), repr(cost)]
+        self._asking.append((self._key("rate", key), args, answer))
+        if self._asker is None:
+            self._asker = asyncio.create_task(self._ask())
+        return await answer
+
+    async def _ask(self) -> None:
+        """Send the waiting ``allow`` calls, a pipeline at a time, until none are left."""
+        try:
+            while self._asking:
+                batch, self._asking = self._asking, []
+                try:
+                    async with self.client.pipeline(transaction=False) as pipe:
+                        for key, args, _ in batch:
+                            await self._bucket(keys=[key], args=args, client=pipe)
+                        results = await pipe.execute()
+                except Exception as exc:  # every caller of this batch gets the error
+                    for *_, answer in batch:
+                        if not answer.done():
+                            answer.set_exception(exc)
+                    continue
+                for (*_, answer), allowed in zip(batch, results, strict=True):
+                    if not answer.done():  # the caller may have been cancelled meanwhile
+                        answer.set_result(bool(allowed))
+        finally:
+            self._asker = None
 
     async def set(self, key: str, value: bytes, ttl: float, *, if_absent: bool = False) -> bool:
         check_name("key", key)
