@@ -78,6 +78,19 @@ async def run_until(
     assert done(), f"not done after {polls} polls"
 
 
+async def consume_until(log: EventLog, topic: str, group: str, seen: list[str], count: int) -> None:
+    """A new member of ``group`` collects command ids into ``seen`` until it holds ``count``."""
+    consumer = log.consumer(group, [topic])
+    await consumer.start()
+    try:
+        loop = ConsumerLoop(
+            consumer, group=group, decode=READER.decode_command, handler=collecting(seen)
+        )
+        await run_until(loop, lambda: len(seen) == count)
+    finally:
+        await consumer.stop()
+
+
 def collecting(seen: list[str]) -> Callable[[Command, Record], Awaitable[None]]:
     async def handle(command: Command, record: Record) -> None:
         seen.append(command.command_id)
@@ -139,15 +152,7 @@ async def test_each_record_handled_counts_its_age_since_the_append(
     await append_values(log, unique_topic, [command_record(c) for c in ("a", "b")])
     await asyncio.sleep(0.3)  # the records wait in the log before anyone reads them
     seen: list[str] = []
-    consumer = log.consumer(group, [unique_topic])
-    await consumer.start()
-    try:
-        loop = ConsumerLoop(
-            consumer, group=group, decode=READER.decode_command, handler=collecting(seen)
-        )
-        await run_until(loop, lambda: len(seen) == 2)
-    finally:
-        await consumer.stop()
+    await consume_until(log, unique_topic, group, seen, 2)
     labels = {"topic": unique_topic, "group": group}
     assert metrics.sample("arena_record_age_seconds_count", labels) == 2
     waited = metrics.sample("arena_record_age_seconds_sum", labels)
@@ -178,16 +183,8 @@ async def test_a_failing_handler_commits_what_came_before_and_is_retried(
         await first.stop()
 
     # After a restart the failed record comes again, and nothing handled is repeated.
-    second = log.consumer(group, [unique_topic])
-    await second.start()
-    try:
-        retry = ConsumerLoop(
-            second, group=group, decode=READER.decode_command, handler=collecting(seen)
-        )
-        await run_until(retry, lambda: len(seen) == 3)
-        assert seen == ["a", "b", "c"]
-    finally:
-        await second.stop()
+    await consume_until(log, unique_topic, group, seen, 3)
+    assert seen == ["a", "b", "c"]
 
 
 async def test_run_stops_when_asked(log: EventLog, unique_topic: str, group: str) -> None:
