@@ -16,8 +16,8 @@ from tests.e2e.client import Player
 from tests.e2e.servers import arena, settings_for
 from tests.services.accounts.test_abuse import PASSWORD, auth, closed_with, fresh, register, socket
 
-ACCOUNT_SECONDS = 3
-GUEST_TTL_SECONDS = 2
+ACCOUNT_SECONDS = 5
+GUEST_TTL_SECONDS = 3
 
 
 @pytest.fixture(scope="module")
