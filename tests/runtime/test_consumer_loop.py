@@ -442,3 +442,47 @@ async def test_pipelined_a_waiting_partition_holds_up_only_itself(
         assert await consumer.committed(TopicPartition(unique_topic, 0)) == 1
     finally:
         await consumer.stop()
+
+
+class HeldLookups(CommitWatcher):
+    """A real consumer whose look-ups of committed offsets are answered late: read at once,
+    delivered when a gate opens, as an answer still on its way back is."""
+
+    def __init__(self, inner: Consumer, catch_up: CatchUp) -> None:
+        super().__init__(inner, catch_up)
+        self.gate = asyncio.Event()
+        self.asked = asyncio.Event()
+
+    async def committed(self, tp: TopicPartition) -> int | None:
+        answer = await super().committed(tp)  # read now, delivered once the gate opens
+        self.asked.set()
+        await self.gate.wait()
+        return answer
+
+
+async def test_readiness_keeps_a_commit_made_while_it_looked_up_the_start(
+    log: EventLog, unique_topic: str, group: str
+) -> None:
+    """A pipelined worker's lanes commit in the background: one that lands while the worker
+    learns a new partition's committed start must not be overwritten by that older answer
+    (a CI run once waited for ever for a service to be ready)."""
+    await append_values(log, unique_topic, [command_record(c) for c in ("a", "b", "c")])
+    catch_up = CatchUp()
+    await catch_up.snapshot(log, [unique_topic])
+    consumer = HeldLookups(log.consumer(group, [unique_topic]), catch_up)
+    await consumer.start()
+    tp = TopicPartition(unique_topic, 0)
+    try:
+        for _ in range(240):  # joining a broker's group takes a few polls
+            if await consumer.poll(timeout_ms=100) or consumer.assignment():
+                break
+        assert tp in consumer.assignment()
+        learning = asyncio.create_task(catch_up.observe_assignment(consumer))
+        await asyncio.wait_for(consumer.asked.wait(), 10)
+        await consumer.commit({tp: 3})  # the lane's commit, while the look-up is out
+        consumer.gate.set()
+        await learning
+        assert catch_up.positions[tp] == 3
+        assert catch_up.ready()
+    finally:
+        await consumer.stop()

@@ -144,7 +144,11 @@ class ServiceUnderTest:
         async def ready() -> bool:
             return self.service is not None and self.service.ready()
 
-        await eventually(ready, "the service never became ready")
+        try:
+            await eventually(ready, "the service never became ready")
+        except TimeoutError:  # say which worker, for the next time this happens
+            waiting = [w.name for w in self.service.workers if not w.ready()]
+            raise TimeoutError(f"the service never became ready; not ready: {waiting}") from None
         return self.service
 
     async def stop(self) -> None:

@@ -38,8 +38,10 @@ class CatchUp:
         """After a poll: learn the assignment and the committed start of new partitions."""
         assignment = consumer.assignment()
         for tp in assignment - self._assignment:
-            if tp not in self.positions:
-                self.positions[tp] = await consumer.committed(tp) or 0
+            committed = await consumer.committed(tp) or 0
+            # A pipelined loop commits in the background: what it committed while this awaited
+            # is newer, and must not be put back (readiness would then wait for ever).
+            self.positions[tp] = max(committed, self.positions.get(tp, 0))
         self._assignment = assignment
         self._polled = True
         if assignment:
