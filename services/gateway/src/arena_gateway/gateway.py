@@ -475,8 +475,9 @@ class Gateway:
             found = await asyncio.gather(
                 *(self.sessions.resolve(c.token) for c in batch), return_exceptions=True
             )
+            # A look-up that failed (the cache is down) is no verdict: it is tried next time.
             for connection, principal in zip(batch, found, strict=True):
-                if principal is None:  # a cache error is no verdict: look again next time
+                if principal is None:
                     connection.hang_up(SESSION_ENDED, "session_expired")
                     expired += 1
         return expired
@@ -504,7 +505,8 @@ class Gateway:
 
 
 class Ticker:
-    """A worker calling ``tick`` every ``seconds`` (heartbeat, time sync, preview relay)."""
+    """A worker calling ``tick`` every ``seconds`` (heartbeat, time sync, session check), and
+    awaiting it when it is a coroutine function."""
 
     def __init__(self, name: str, seconds: float, tick: Any) -> None:
         self.name = name
