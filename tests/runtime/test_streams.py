@@ -86,8 +86,11 @@ def command(stream: str, command_id: str, amount: int = 0, type: str = "tally.Ad
     return Command(command_id, stream, type, {"amount": amount}, WHEN, correlation_id="req")
 
 
-def runner(log: EventLog, topic: str) -> StreamRunner[Tally]:
-    return StreamRunner(log, topic, initial=initial, apply=apply, decide=decide, codec=CODEC)
+def runner(log: EventLog, topic: str, **options: Any) -> StreamRunner[Tally]:
+    """The tally's runner; ``options`` are StreamRunner's own (max_attempts, on_written)."""
+    return StreamRunner(
+        log, topic, initial=initial, apply=apply, decide=decide, codec=CODEC, **options
+    )
 
 
 async def total_records(log: EventLog, topic: str) -> int:
@@ -292,15 +295,7 @@ async def race(
     await slow_log.start()
     try:
         fast = runner(log, topic)
-        slow = StreamRunner(
-            slow_log,
-            topic,
-            initial=initial,
-            apply=apply,
-            decide=decide,
-            codec=CODEC,
-            max_attempts=attempts,
-        )
+        slow = runner(slow_log, topic, max_attempts=attempts)
         await fast.handle(command("t-1", "setup", 1))
         slow_task = asyncio.create_task(slow.handle(loser))
         await slow_log.waiting.wait()  # the loser has decided on sequence 1 and waits to append
@@ -469,9 +464,7 @@ async def test_at_the_end_a_runner_decides_without_asking_for_the_end_again(
     counting = CountingLog(open_log())
     await counting.start()
     try:
-        owner = StreamRunner(
-            counting, unique_topic, initial=initial, apply=apply, decide=decide, codec=CODEC
-        )
+        owner = runner(counting, unique_topic)
         await owner.handle(command("t-1", "a", 1))
         asked = counting.end_reads
         await owner.handle(command("t-1", "b", 2))
@@ -513,10 +506,6 @@ class AppendCountingLog(CountingLog):
         return await super().append(topic, records)
 
 
-def batch_runner(log: EventLog, topic: str) -> StreamRunner[Tally]:
-    return StreamRunner(log, topic, initial=initial, apply=apply, decide=decide, codec=CODEC)
-
-
 async def test_a_batch_gets_the_answers_of_one_by_one_in_one_append_per_partition(
     log: EventLog, open_log: OpenLog, unique_topic: str
 ) -> None:
@@ -532,21 +521,18 @@ async def test_a_batch_gets_the_answers_of_one_by_one_in_one_append_per_partitio
         command("t-1", "a", 4),  # delivered twice in one poll: the first answer again
         command("t-4", "f", 1),
     ]
-    one_by_one = runner(open_log_started := open_log(), unique_topic)
-    await open_log_started.start()
+    single_log = open_log()
+    await single_log.start()
     other_topic = unique_topic + "-single"
-    await open_log_started.create_topics([TopicSpec(other_topic, partitions=2)])
-    single = StreamRunner(
-        open_log_started, other_topic, initial=initial, apply=apply, decide=decide, codec=CODEC
-    )
+    await single_log.create_topics([TopicSpec(other_topic, partitions=2)])
+    single = runner(single_log, other_topic)
     expected = [await single.handle(c) for c in commands]
-    await open_log_started.close()
-    del one_by_one
+    await single_log.close()
 
     counting = AppendCountingLog(open_log())
     await counting.start()
     try:
-        together = batch_runner(counting, unique_topic)
+        together = runner(counting, unique_topic)
         answers = await together.handle_batch(commands)
         assert counting.appends == 2  # one per partition
     finally:
@@ -571,7 +557,7 @@ async def test_a_batch_gets_the_answers_of_one_by_one_in_one_append_per_partitio
 async def test_a_batch_that_loses_the_race_is_decided_again_one_by_one(
     log: EventLog, open_log: OpenLog, unique_topic: str
 ) -> None:
-    owner = batch_runner(log, unique_topic)
+    owner = runner(log, unique_topic)
     await owner.handle(command("t-1", "setup", 1))
     # Somebody else writes the partition behind the owner's back.
     await runner(log, unique_topic).handle(command("t-1", "elsewhere", 6))
@@ -589,7 +575,7 @@ async def test_a_batch_whose_append_fails_leaves_the_fold_as_it_was(
     await failing.start()
     try:
         await failing.create_topics([TopicSpec(unique_topic, partitions=2)])
-        owner = batch_runner(failing, unique_topic)
+        owner = runner(failing, unique_topic)
         await owner.handle(command("t-1", "setup", 1))
         failing.fail_next = True
         with pytest.raises(EventLogError, match="disk is full"):
@@ -600,7 +586,7 @@ async def test_a_batch_whose_append_fails_leaves_the_fold_as_it_was(
         # Delivered again after the failure, the batch is answered as if it came first now.
         answers = await owner.handle_batch([command("t-1", "a", 2), command("t-1", "b", 3)])
         assert [e.sequence for a in answers for e in a.events] == [2, 3]
-        assert (await batch_runner(failing, unique_topic).load("t-1")).state == Tally(6, (1, 2, 3))
+        assert (await runner(failing, unique_topic).load("t-1")).state == Tally(6, (1, 2, 3))
     finally:
         await failing.close()
 
@@ -615,15 +601,7 @@ async def test_on_written_is_told_of_every_append_as_written(
             (e.causation_id, p.partition, p.offset) for e, p in zip(events, positions, strict=True)
         )
 
-    tally = StreamRunner(
-        log,
-        unique_topic,
-        initial=initial,
-        apply=apply,
-        decide=decide,
-        codec=CODEC,
-        on_written=written,
-    )
+    tally = runner(log, unique_topic, on_written=written)
     await tally.handle(command("t-1", "a", 1))
     await tally.handle_batch([command("t-1", "b", 2), command("t-1", "c", 20)])  # c: refused
     in_log = [
