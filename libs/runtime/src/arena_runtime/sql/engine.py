@@ -20,7 +20,6 @@ from arena_runtime.config import Settings
 from arena_runtime.sqlite_files import BUSY_TIMEOUT_MS, switch_to_wal
 
 SQLITE_FILE = "projections.sqlite3"
-SQLITE_BUSY_TIMEOUT_MS = BUSY_TIMEOUT_MS
 SUPPORTED_DRIVERS = ("postgresql+asyncpg", "sqlite+aiosqlite")
 
 
@@ -73,7 +72,7 @@ def _configure_sqlite(engine: AsyncEngine, *, in_memory: bool) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         # Before anything that may wait for another connection (see sqlite_files).
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         if not in_memory:
             switch_to_wal(cursor)
             cursor.execute("PRAGMA synchronous=NORMAL")
