@@ -6,7 +6,13 @@ import pytest
 from arena_matchmaking.context import LobbyContext, Player
 from arena_matchmaking.errors import LobbyErrorCode as Code
 from arena_matchmaking.ids import CODE_ALPHABET, is_room_code, match_id, room_code
-from arena_matchmaking.players import PlayerLobby, apply_player, decide_player, initial_player
+from arena_matchmaking.players import (
+    KEPT_REQUESTS,
+    PlayerLobby,
+    apply_player,
+    decide_player,
+    initial_player,
+)
 from arena_matchmaking.queues import Queue, apply_queue, decide_queue, initial_queue
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
@@ -159,6 +165,23 @@ def test_a_taken_code_is_retried_with_the_next_attempt_until_they_run_out() -> N
     ]
     failed = apply_player(after, events[0])  # type: ignore[index]
     assert decide_player(failed, last, ctx, stream="player-p_alice", command_id="r") == []
+
+
+def test_a_player_stream_remembers_only_its_latest_requests() -> None:
+    lobby = initial_player(ALICE.player_id)
+    made = [f"create-{n}" for n in range(KEPT_REQUESTS + 5)]
+    for command_id in made:
+        # Each room was opened and left before the next; the context says the player is free.
+        lobby = requested(lobby, create(), command_id)
+    assert list(lobby.requests) == made[-KEPT_REQUESTS:]
+    newest, oldest = made[-1], made[0]
+    events = player_decide(lobby, pb.RetryRoomCode(create_command_id=newest, attempt=1))
+    assert not isinstance(events, Rejection) and events[0].code == room_code(newest, 1)  # type: ignore[attr-defined]
+    # A retry rewrites its request in place: the order of the rest is kept.
+    retried = apply_player(lobby, events[0])  # type: ignore[index]
+    assert list(retried.requests) == made[-KEPT_REQUESTS:]
+    forgotten = player_decide(lobby, pb.RetryRoomCode(create_command_id=oldest, attempt=1))
+    assert isinstance(forgotten, Rejection) and forgotten.code == Code.UNKNOWN_REQUEST
 
 
 def test_play_ai() -> None:

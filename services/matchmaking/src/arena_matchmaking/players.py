@@ -37,10 +37,16 @@ class RoomRequest:
     failed: bool = False
 
 
+#: Room requests a player stream remembers: a request matters only while its code is retried,
+#: right after it was made, and a player holds one room at a time; without a bound every room a
+#: player ever opened stayed in memory and was copied at each new one.
+KEPT_REQUESTS = 8
+
+
 @dataclass(frozen=True)
 class PlayerLobby:
     player_id: str
-    #: CreateRoom command id -> its request.
+    #: CreateRoom command id -> its request: the latest KEPT_REQUESTS, oldest first.
     requests: Mapping[str, RoomRequest] = field(default_factory=dict)
 
 
@@ -54,7 +60,10 @@ def apply_player(lobby: PlayerLobby, event: Message) -> PlayerLobby:
             request = RoomRequest(
                 event.request_id, event.attempt, event.code, event.host, event.settings
             )
-            return replace(lobby, requests={**lobby.requests, event.create_command_id: request})
+            requests = {**lobby.requests, event.create_command_id: request}
+            if len(requests) > KEPT_REQUESTS:  # one more at most: forget the oldest
+                del requests[next(iter(requests))]
+            return replace(lobby, requests=requests)
         case pb.RoomRequestFailed():
             failed = lobby.requests.get(event.create_command_id)
             if failed is None:
