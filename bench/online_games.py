@@ -8,8 +8,8 @@ append-to-consume round trip of one record on the same log (the embedded log in 
 Tansu broker through aiokafka, acks=all). A move is two such trips (command, then its events) plus
 the work around them; on Tansu a consumer already waiting at the tail sees a record only when its
 fetch wait is over, so the distributed run also measures that, and two such hops through a bare
-relay: the floor of any move that crosses the log twice. Memory: the match service's resident
-size per 1,000 live games and the gateway's per 1,000 idle sockets.
+relay: the floor of any move that crosses the log twice (``tail_round_trip``). Memory: the match
+service's resident size per 1,000 live games and the gateway's per 1,000 idle sockets.
 
 Each stack is run twice under load. Paced first, on a fresh stack (the targets' figures): one
 shared schedule releases a move every 1 / rate seconds (1 ms embedded, 5 ms distributed), so the
@@ -273,81 +273,60 @@ async def raw_round_trip(bootstrap: str, count: int) -> list[float]:
     return latencies
 
 
-async def tail_round_trip(bootstrap: str, count: int, fetch_max_wait_ms: int) -> list[float]:
+async def tail_round_trip(
+    bootstrap: str, count: int, fetch_max_wait_ms: int, hops: int = 1
+) -> list[float]:
     """Like ``raw_round_trip``, but the consumer already waits at the tail when the record is
     produced, as a service's consumer does: on Tansu such a fetch is answered only when its wait
-    is over, which ``getone`` right after the produce never shows (it fetches afterwards)."""
-    topic = f"bench.tail.{uuid.uuid4().hex[:8]}"
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
-    consumer = AIOKafkaConsumer(
-        topic,
-        bootstrap_servers=bootstrap,
-        auto_offset_reset="earliest",
-        fetch_max_wait_ms=fetch_max_wait_ms,
-    )
-    await producer.start()
-    await producer.send_and_wait(topic, b"warm-up")
-    await consumer.start()
-    while not await consumer.getmany(timeout_ms=1000):
-        pass
-    latencies = []
-    try:
-        for i in range(count):
-            await asyncio.sleep(0.002 + (i % 7) * 0.0011)  # the fetch is somewhere in its wait
-            started = time.perf_counter()
-            await producer.send_and_wait(topic, str(i).encode())
-            while not await consumer.getmany(timeout_ms=1000):
-                pass
-            latencies.append(time.perf_counter() - started)
-    finally:
-        await consumer.stop()
-        await producer.stop()
-    return latencies
+    is over, which ``getone`` right after the produce never shows (it fetches afterwards).
 
-
-async def relay_round_trip(bootstrap: str, count: int, fetch_max_wait_ms: int) -> list[float]:
-    """The floor of any design whose moves cross the log twice, as Arena's do (the command to
-    the match service, its events back): a record produced to one topic, passed on by a relay
-    to a second one and consumed there. Both consumers wait at the tail with the services'
-    fetch wait and the relay produces with acks=all; nothing is decoded, decided or pushed."""
+    ``hops`` > 1 chains that many topics, each but the last read by a relay that produces every
+    record on to the next (acks=all): with 2, the floor of any design whose moves cross the log
+    twice, as Arena's do (the command to the match service, its events back), with nothing
+    decoded, decided or pushed.
+    """
     suffix = uuid.uuid4().hex[:8]
-    inbound_topic, outbound_topic = f"bench.relay-in.{suffix}", f"bench.relay-out.{suffix}"
+    topics = [f"bench.tail{hop}.{suffix}" for hop in range(hops)]
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
     relay_producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
-    inbound, outbound = (
+    consumers = [
         AIOKafkaConsumer(
             topic,
             bootstrap_servers=bootstrap,
             auto_offset_reset="earliest",
             fetch_max_wait_ms=fetch_max_wait_ms,
         )
-        for topic in (inbound_topic, outbound_topic)
-    )
-    for client in (producer, relay_producer, inbound, outbound):
+        for topic in topics
+    ]
+    clients = [producer, relay_producer, *consumers]
+    for client in clients:
         await client.start()
 
-    async def relay() -> None:
+    async def relay(consumer: AIOKafkaConsumer, onward: str) -> None:
         while True:
-            for batch in (await inbound.getmany(timeout_ms=1000)).values():
+            for batch in (await consumer.getmany(timeout_ms=1000)).values():
                 for record in batch:
-                    await relay_producer.send_and_wait(outbound_topic, record.value)
+                    await relay_producer.send_and_wait(onward, record.value)
 
-    relaying = asyncio.create_task(relay())
+    relays = [
+        asyncio.create_task(relay(c, t)) for c, t in zip(consumers[:-1], topics[1:], strict=True)
+    ]
     latencies = []
     try:
         for i in range(count + 1):  # the first one is the warm-up
             await asyncio.sleep(0.002 + (i % 7) * 0.0011)  # the fetches are somewhere in their wait
             started = time.perf_counter()
-            await producer.send_and_wait(inbound_topic, str(i).encode())
-            while not await outbound.getmany(timeout_ms=5000):
+            await producer.send_and_wait(topics[0], str(i).encode())
+            while not await consumers[-1].getmany(timeout_ms=5000):
                 pass
             if i:
                 latencies.append(time.perf_counter() - started)
     finally:
-        relaying.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await relaying
-        for client in (outbound, inbound, relay_producer, producer):
+        for task in relays:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        for client in reversed(clients):
             await client.stop()
     return latencies
 
@@ -502,7 +481,7 @@ def _distributed(workdir: Path, games: int, seconds: float) -> None:
             f"  same, consumer waiting at the tail p50 {pct(tail, 0.5) * 1000:6.1f} ms   "
             f"p99 {pct(tail, 0.99) * 1000:6.1f} ms  (fetch wait {wait_ms} ms, as the services)"
         )
-        relay = asyncio.run(relay_round_trip(bootstrap, 200, wait_ms))
+        relay = asyncio.run(tail_round_trip(bootstrap, 200, wait_ms, hops=2))
         relay_p99 = pct(relay, 0.99) * 1000
         print(
             f"  two hops through a bare relay      p50 {pct(relay, 0.5) * 1000:6.1f} ms   "
