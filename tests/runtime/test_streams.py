@@ -169,6 +169,31 @@ async def test_a_repeated_command_gets_the_same_answer_and_appends_nothing(
     assert (await tally.load("t-1")).state == Tally(8, (4, 4))
 
 
+async def test_a_stream_keeps_the_answers_of_its_latest_commands_only(
+    log: EventLog, unique_topic: str
+) -> None:
+    tally = runner(log, unique_topic, kept_answers=3)
+    for n in range(3):
+        await tally.handle(command("t-1", f"single-{n}", 1))
+    await tally.handle_batch([command("t-1", f"batch-{n}", 1) for n in range(3)])
+    latest = ["batch-0", "batch-1", "batch-2"]
+    assert list((await tally.load("t-1")).answers) == latest
+    before = await total_records(log, unique_topic)
+
+    # Inside the window a repeat is answered from memory; outside it, decided again.
+    repeat = await tally.handle(command("t-1", "batch-2", 1))
+    assert repeat.repeated and await total_records(log, unique_topic) == before
+    decided_again = await tally.handle(command("t-1", "single-0", 1))
+    assert not decided_again.repeated
+    assert (await tally.load("t-1")).state.total == 7
+
+    # A runner folding the stream from the log keeps as few, read in chunks smaller than that.
+    fresh = runner(log, unique_topic, kept_answers=3, read_batch=2)
+    assert list((await fresh.load("t-1")).answers) == ["batch-1", "batch-2", "single-0"]
+    with pytest.raises(ValueError):
+        runner(log, unique_topic, kept_answers=0)
+
+
 async def test_a_rejection_is_recorded_and_repeated_even_when_it_would_now_pass(
     log: EventLog, unique_topic: str
 ) -> None:

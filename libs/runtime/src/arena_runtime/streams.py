@@ -39,6 +39,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from itertools import islice
 from typing import Any, Generic, TypeVar
 
 from google.protobuf.message import Message
@@ -55,6 +56,9 @@ from arena_runtime.proto_gen.arena.v1.envelope_pb2 import CommandRejected
 S = TypeVar("S")
 
 REJECTED_TYPE = CommandRejected.DESCRIPTOR.full_name
+#: Answers a runner keeps per stream by default, the latest ones: the window in which a command
+#: delivered again is answered from memory rather than decided again (see StreamRunner).
+KEPT_ANSWERS = 1000
 #: Rejection code of a command whose ``decide`` raised (a malformed payload, or a bug).
 UNDECIDABLE = "undecidable"
 #: The ``group`` label of malformed records a runner skips (it reads partitions, not as a group).
@@ -161,6 +165,13 @@ class StreamRunner(Generic[S]):
     folds one event (it must not fail on an event it has accepted before); ``decide(state,
     command)`` returns the command's new events or a Rejection, and must be pure. If decide
     raises, the command is rejected with code ``undecidable`` (and the error logged).
+
+    A stream's answers are kept for its latest ``kept_answers`` commands only: a stream that
+    lives long (a ladder, a queue, a player, a room code used again and again) would otherwise
+    hold one per command it ever had. A command is delivered again within moments (a client's
+    retry, the uncommitted tail of a partition after a restart), far inside that window; one
+    older than it is decided again, and its stream's own rules (a match recorded twice, a room
+    already joined) refuse what it repeats.
     """
 
     def __init__(
@@ -176,7 +187,10 @@ class StreamRunner(Generic[S]):
         max_attempts: int = 3,
         read_batch: int = 1000,
         on_written: Callable[[Sequence[Event], Sequence[Position]], None] | None = None,
+        kept_answers: int = KEPT_ANSWERS,
     ) -> None:
+        if kept_answers < 1:
+            raise ValueError("a runner keeps at least one answer per stream")
         self.log = log
         self.topic = topic
         self.initial = initial
@@ -189,6 +203,7 @@ class StreamRunner(Generic[S]):
         #: Told of every append of this runner once acknowledged: the events as written, and
         #: where they landed (a cross-stream view, like the lobby directory, folds them so).
         self.on_written = on_written
+        self.kept_answers = kept_answers
         self._partitions: int | None = None
         self._next_offset: dict[int, int] = {}
         self._locks: dict[int, asyncio.Lock] = {}
@@ -251,7 +266,9 @@ class StreamRunner(Generic[S]):
             f"{command.type} handle", attributes={"arena.stream": command.stream}
         ):
             async with self._lock(partition):
-                return await self._handle_locked(partition, command)
+                answer = await self._handle_locked(partition, command)
+                self._trim_answers((command.stream,))
+                return answer
 
     async def handle_batch(self, commands: Sequence[Command]) -> list[Answer]:
         """Answer several commands, in order, with one append per partition.
@@ -275,6 +292,8 @@ class StreamRunner(Generic[S]):
         for partition, numbered in by_partition.items():
             async with self._lock(partition):
                 answers.update(await self._handle_together(partition, numbered))
+                # After the batch: before, the answers it folds but has not returned could go.
+                self._trim_answers({command.stream for _, command in numbered})
         return [answers[index] for index in range(len(commands))]
 
     async def _handle_locked(
@@ -388,6 +407,18 @@ class StreamRunner(Generic[S]):
             return answer
         metrics.COMMANDS.labels(self.topic, "repeated").inc()
         return replace(answer, repeated=True)
+
+    def _trim_answers(self, streams: Iterable[str]) -> None:
+        """Keep the latest ``kept_answers`` answers of each of ``streams``, oldest out first.
+
+        Only where no answer is pending: under the partition's lock, outside a batch."""
+        keep = self.kept_answers
+        for stream in streams:
+            answers = self._streams[stream].answers
+            excess = len(answers) - keep
+            if excess > 0:
+                for command_id in list(islice(answers, excess)):
+                    del answers[command_id]
 
     def _lock(self, partition: int) -> asyncio.Lock:
         return self._locks.setdefault(partition, asyncio.Lock())
@@ -515,16 +546,17 @@ class StreamRunner(Generic[S]):
         async for records in read_forward(
             self.log, self.topic, partition, start, until, self.read_batch
         ):
+            touched = set()
             for record in records:
-                self._observe(record)
+                event = decode_or_skip(self.codec.decode_event, record, STREAM_RUNNER_GROUP)
+                if event is not None:
+                    self._observe_event(event)
+                    touched.add(event.stream)
             self._next_offset[partition] = records[-1].offset + 1
+            # Chunk by chunk, so that folding a long history never holds all of its answers.
+            self._trim_answers(touched)
         if to_end:
             self._at_end.add(partition)
-
-    def _observe(self, record: Record) -> None:
-        event = decode_or_skip(self.codec.decode_event, record, STREAM_RUNNER_GROUP)
-        if event is not None:
-            self._observe_event(event)
 
     def _observe_event(self, event: Event) -> None:
         view = self._view(event.stream)
