@@ -91,10 +91,11 @@ class Socket:
             elif message["type"] != "ack":
                 self.pushes.append(message)
 
-    async def push(self, type_: str) -> dict[str, Any]:
+    async def push(self, type_: str, event: str = "") -> dict[str, Any]:
+        """The next push of ``type_`` (and, for ``lobby`` pushes, of ``event``)."""
         while True:
             for i, message in enumerate(self.pushes):
-                if message["type"] == type_:
+                if message["type"] == type_ and message.get("event", "") == event:
                     return self.pushes.pop(i)
             message = json.loads(await self.ws.recv())
             if message["type"] != "ack":
@@ -121,17 +122,17 @@ def answered(answer: dict[str, Any]) -> dict[str, Any]:
 
 
 async def leave(socket: Socket, game_over: bool) -> None:
-    """Leave the room. Right after game_over the room may not know yet that its match ended
-    (the match service tells matchmaking through the log) and answers match_in_progress: a real
-    client would wait for the lobby's room_match_finished; this one asks again. A game cut off
+    """Leave the room. After game_over the room learns that its match ended from the match
+    service, through the log, a moment later; a real client waits for the lobby's
+    room_match_finished push before it leaves, and so does this one (asking again and again
+    instead loaded the server with refusals, more of them the more games ran). A game cut off
     by the end of the run is simply left (the refusal is expected)."""
-    for _ in range(500 if game_over else 1):
-        answer = await socket.request("leave_room")
-        if answer.get("code") != "match_in_progress":
-            return
-        await asyncio.sleep(0.01)
     if game_over:
-        raise RuntimeError("the room never saw its match end")
+        await asyncio.wait_for(socket.push("lobby", "room_match_finished"), 30)
+    answer = await socket.request("leave_room")
+    # room_not_found: the host left first, which closed the room.
+    if game_over and answer.get("code") == "match_in_progress":
+        raise RuntimeError(f"the room still holds its finished match: {answer}")
 
 
 class Pacer:
