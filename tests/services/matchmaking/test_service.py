@@ -115,6 +115,38 @@ async def test_repeated_create_room_opens_one_room(tmp_path: Path, event_log: Ev
         assert [type(e.payload) for e in events] == [pb.RoomOpened]
 
 
+@pytest.mark.parametrize("forget_seconds", ["0", "120"])
+async def test_a_closed_room_forgets_its_answers_after_a_while(
+    tmp_path: Path, event_log: EventLog, forget_seconds: str
+) -> None:
+    client = LobbyClient(event_log)
+    env = {"ARENA_ROOM_FORGET_SECONDS": forget_seconds}
+    async with ServiceUnderTest(event_log, settings_for(tmp_path, **env)) as service:
+        closed = await create_room(client, "p_alice")
+        still_open = await create_room(client, "p_bob")
+        leave = pb.LeaveRoom(player_id="p_alice")
+        assert isinstance(
+            (await client.command(f"room-{closed.code}", leave, "leave-1"))[0], pb.RoomClosed
+        )
+        # Any later batch looks at the closed rooms.
+        await client.command("player-p_carol", pb.CreateRoom(host=player("p_carol")))
+        runner = service.matchmaking.runner
+        forgotten = forget_seconds == "0"
+        view = runner.view(f"room-{closed.code}")
+        assert view is not None and not view.state.is_open and view.sequence == 2
+        assert (view.answers == {}) is forgotten
+        assert runner.view(f"room-{still_open.code}").answers  # type: ignore[union-attr]
+        # The same LeaveRoom again, then a marker behind it on the same stream (so, in order):
+        # forgotten, it is decided again on the closed room and refused; kept, nothing is added.
+        await client.send(f"room-{closed.code}", leave, "leave-1")
+        await client.command(f"room-{closed.code}", pb.LeaveRoom(player_id="p_nobody"), "marker")
+        answers = await client.answer(f"room-{closed.code}", "leave-1")
+        assert isinstance(answers[0].payload, pb.RoomClosed)
+        assert [type(a.payload) for a in answers[1:]] == (
+            [envelope_pb2.CommandRejected] if forgotten else []
+        )
+
+
 async def test_room_cap(tmp_path: Path, event_log: EventLog) -> None:
     client = LobbyClient(event_log)
     async with ServiceUnderTest(event_log, settings_for(tmp_path, ARENA_ROOM_CAP="2")):

@@ -165,6 +165,11 @@ class Settings(BaseSettings):
     room_idle_seconds: float = Field(
         120, gt=0, description="How long a finished room with nobody connected stays open."
     )
+    room_forget_seconds: float = Field(
+        120,
+        ge=0,
+        description="How long the matchmaking service keeps a closed room's answers in memory.",
+    )
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -408,6 +408,23 @@ class StreamRunner(Generic[S]):
         metrics.COMMANDS.labels(self.topic, "repeated").inc()
         return replace(answer, repeated=True)
 
+    def forget_answers(self, stream: str, at_rest: Callable[[S], bool]) -> bool:
+        """Drop every answer ``stream`` holds if ``at_rest(state)``; commands to it are then
+        decided again. For a stream long past its last command (a room closed minutes ago),
+        whose commands are delivered again within moments if at all.
+
+        False, and nothing dropped, while a command of its partition is being decided (its
+        answers may be pending): try again later.
+        """
+        view = self._streams.get(stream)
+        if view is None or self._partitions is None:
+            return True
+        if self._lock(partition_for(stream.encode(), self._partitions)).locked():
+            return False
+        if at_rest(view.state):
+            view.answers = {}
+        return True
+
     def _trim_answers(self, streams: Iterable[str]) -> None:
         """Keep the latest ``kept_answers`` answers of each of ``streams``, oldest out first.
 

@@ -33,9 +33,13 @@ from arena_matchmaking.directory import LobbyDirectory
 from arena_matchmaking.ids import room_stream
 from arena_matchmaking.metrics import ROOMS_OPEN
 from arena_matchmaking.reactions import FollowUp, follow_ups
+from arena_matchmaking.rooms import Room
 from arena_matchmaking.timers import RoomTimers
 
 GAME_ENDED = mw.GameEnded.DESCRIPTOR.full_name
+#: How often closed rooms are looked at for answers to forget: at most this often (or as often
+#: as the forget time, if shorter), after a batch of commands.
+FORGET_SWEEP_MS = 5_000
 #: Commands whose decision reads the directory: it is read up to the end of the log first.
 _NEEDS_DIRECTORY = (pb.CreateRoom, pb.JoinRoom, pb.Enqueue)
 
@@ -48,7 +52,10 @@ class Matchmaking:
         self.settings = settings
         self.clock = clock
         self.timers = RoomTimers(self._fire_timer, self.now_ms)
-        self.directory = LobbyDirectory(log, on_room=self.timers.track)
+        self.directory = LobbyDirectory(log, on_room=self._room_changed)
+        #: Code -> when its room was seen closed (ms), until its answers are forgotten.
+        self._closed_at: dict[str, int] = {}
+        self._last_forget_ms = 0
         self.timers.owns = self.directory.owns_room
         # In one process the newest instance reports (tests build several; a process runs one).
         ROOMS_OPEN.set_function(lambda: len(self.directory.rooms))
@@ -78,6 +85,25 @@ class Matchmaking:
             player_rooms=self.directory.player_rooms,
             player_queues=self.directory.player_queues,
         )
+
+    def _room_changed(self, room: Room) -> None:
+        self.timers.track(room)
+        if room.is_open:
+            self._closed_at.pop(room.code, None)
+        else:
+            self._closed_at.setdefault(room.code, self.now_ms())
+
+    def forget_closed_rooms(self) -> None:
+        """Drop the answers of rooms closed for ``room_forget_seconds``: a closed room keeps its
+        state (and sequence), but its answers were most of what it held, for good."""
+        now = self.now_ms()
+        keep = self.settings.room_forget_seconds * 1000
+        if now - self._last_forget_ms < min(FORGET_SWEEP_MS, keep):
+            return
+        self._last_forget_ms = now
+        for code, closed in list(self._closed_at.items()):
+            if now - closed >= keep and self.runner.forget_answers(room_stream(code), _closed):
+                del self._closed_at[code]
 
     def _decide(self, state: lobby.LobbyState, command: Command) -> Decision:
         return lobby.decide(state, command, self.context())
@@ -124,6 +150,7 @@ class Matchmaking:
             for command, answer in zip(commands, answers, strict=True)
             for follow_up in follow_ups(command, answer)
         )
+        self.forget_closed_rooms()
         return answers
 
     async def handle_match_event(self, event: Event, record: Record | None = None) -> None:
@@ -169,6 +196,10 @@ class Matchmaking:
 
     async def send(self, follow_up: FollowUp, causation_id: str, correlation_id: str) -> None:
         await self.send_all([(follow_up, causation_id, correlation_id)])
+
+
+def _closed(state: lobby.LobbyState) -> bool:
+    return isinstance(state, Room) and not state.is_open
 
 
 def _segments(commands: Sequence[Command]) -> list[list[Command]]:
