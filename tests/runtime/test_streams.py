@@ -194,6 +194,24 @@ async def test_a_stream_keeps_the_answers_of_its_latest_commands_only(
         runner(log, unique_topic, kept_answers=0)
 
 
+async def test_a_stream_at_rest_forgets_its_answers_unless_its_partition_is_busy(
+    log: EventLog, unique_topic: str
+) -> None:
+    tally = runner(log, unique_topic)
+    assert tally.forget_answers("t-1", lambda state: True)  # never seen: nothing to drop
+    await tally.handle(command("t-1", "c1", 3))
+    view = await tally.load("t-1")
+    assert tally.forget_answers("t-1", lambda state: state.total > 3)  # done with it …
+    assert list(view.answers) == ["c1"]  # … but not at rest by its own rule: kept
+    async with tally._lock(await tally.partition_of("t-1")):  # a command being decided there
+        assert not tally.forget_answers("t-1", lambda state: True)
+        assert list(view.answers) == ["c1"]
+    assert tally.forget_answers("t-1", lambda state: True)
+    assert view.answers == {} and view.state.total == 3 and view.sequence == 1
+    # Forgotten, the command is decided again.
+    assert not (await tally.handle(command("t-1", "c1", 3))).repeated
+
+
 async def test_a_rejection_is_recorded_and_repeated_even_when_it_would_now_pass(
     log: EventLog, unique_topic: str
 ) -> None:
