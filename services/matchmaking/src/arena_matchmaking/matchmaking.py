@@ -53,7 +53,8 @@ class Matchmaking:
         self.clock = clock
         self.timers = RoomTimers(self._fire_timer, self.now_ms)
         self.directory = LobbyDirectory(log, on_room=self._room_changed)
-        #: Code -> when its room was seen closed (ms), until its answers are forgotten.
+        #: Code -> when its room was seen closed (ms), until its answers are forgotten; in the
+        #: order they were seen, which is the order of those times.
         self._closed_at: dict[str, int] = {}
         self._last_forget_ms = 0
         self.timers.owns = self.directory.owns_room
@@ -101,8 +102,12 @@ class Matchmaking:
         if now - self._last_forget_ms < min(FORGET_SWEEP_MS, keep):
             return
         self._last_forget_ms = now
+        # In the order the rooms were seen closed: the first one not due ends the look, so a
+        # sweep walks only what is due (at start-up the directory reports every room ever closed).
         for code, closed in list(self._closed_at.items()):
-            if now - closed >= keep and self.runner.forget_answers(room_stream(code), _closed):
+            if now - closed < keep:
+                break
+            if self.runner.forget_answers(room_stream(code), _closed):
                 del self._closed_at[code]
 
     def _decide(self, state: lobby.LobbyState, command: Command) -> Decision:
