@@ -136,12 +136,22 @@ class MatchRunner(StreamRunner[MatchState]):
             if answer is not None and answer.events:
                 answers[command_id] = Answer(command_id, stream, rejection=answer.rejection)
 
-    def evict(self, stream: str) -> None:
-        """Forget a finished match's history; later commands to it are refused as game_over."""
+    def evict(self, stream: str) -> bool:
+        """Forget a finished match's history; later commands to it are refused as game_over.
+
+        False, and nothing forgotten, while a command of its partition is being decided (see
+        ``forget_answers``): try again later.
+        """
+        if not self.forget_answers(stream, _over):
+            return False
         view = self.view(stream)
         if view is not None and view.state.over:
             view.state = EVICTED
-            view.answers = {}
+        return True
 
     def __len__(self) -> int:
         return self.stream_count()
+
+
+def _over(state: MatchState) -> bool:
+    return state.over

@@ -166,6 +166,5 @@ class MatchWorker:
             return
         self._last_sweep = now
         for stream, finished in list(self._finished.items()):
-            if now - finished >= self._evict_seconds:
-                self.runner.evict(stream)
+            if now - finished >= self._evict_seconds and self.runner.evict(stream):
                 del self._finished[stream]
