@@ -100,3 +100,28 @@ def test_vector_handler() -> None:
         run_case({"op": "glicko"})
     with pytest.raises(ValueError):
         run_case({"op": "elo_maths_warriors", "winner": "1000", "loser": 1000})
+
+
+def test_maze_wins_are_rated_like_maths_warriors_and_draws_score_a_half() -> None:
+    from arena_engine.rating import elo_maze
+
+    # A win: the same delta as Maths Warriors' Elo, by the first player's score 1 or 0.
+    for a, b in ((1000, 1000), (1350, 1000), (1000, 1350)):
+        won = elo_maze(a, b, 1)
+        assert (won.delta, won.first_after, won.second_after) == (
+            elo_maths_warriors(a, b).delta,
+            elo_maths_warriors(a, b).winner_after,
+            elo_maths_warriors(a, b).loser_after,
+        )
+        lost = elo_maze(b, a, 0)
+        assert (lost.first_after, lost.second_after) == (won.second_after, won.first_after)
+    # A draw: 24 × (½ − E). Equal ratings stay; 1200 against 1000 gives E = 0.7597 → 6.23.
+    assert elo_maze(1000, 1000, 0.5).delta == 0
+    higher = elo_maze(1200, 1000, 0.5)
+    assert (higher.delta, higher.first_after, higher.second_after) == (-6, 1194, 1006)
+    lower = elo_maze(1000, 1200, 0.5)
+    assert (lower.delta, lower.first_after, lower.second_after) == (6, 1006, 1194)
+    # The floor holds for both sides.
+    assert elo_maze(100, 100, 0).first_after == 100
+    with pytest.raises(ValueError):
+        elo_maze(1000, 1000, 0.25)

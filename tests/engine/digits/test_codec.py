@@ -18,10 +18,7 @@ from tests.engine.digits.test_game import STRONG, Game
 
 def test_every_event_of_a_game_round_trips_through_json() -> None:
     game = Game()
-    game.focus(6)
-    game.do(g.Buy(0))
-    cell = next(i + 1 for i, d in enumerate(game.s.slate) if d is not None)
-    game.do(g.Train(cell))
+    game.open_training()
     assert game.s.training_question is not None
     game.do(g.AnswerTraining(game.s.training_question.answer))
     game.do(g.Reroll())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from arena_engine.digits import game as g
 from arena_engine.digits.questions import focus_questions
@@ -18,11 +19,20 @@ STRONG = make_slate({i: Digit("delta", 3) for i in range(1, 9)})
 class Game:
     """A game driven command by command, keeping every event for replay checks."""
 
-    def __init__(self, mode: str = "ranked", room_rounds: int | None = None) -> None:
+    def __init__(self, mode: str = "ranked", room_rounds: int | None = None, **start: Any) -> None:
         self.now = 1_000_000
         self.state: g.GameState | None = None
         self.events: list[g.Event] = []
-        self.do(g.StartGame(mode, player_seed=7, shop_seed=11, room_rounds=room_rounds))
+        started = self.do(
+            g.StartGame(mode, player_seed=7, shop_seed=11, room_rounds=room_rounds, **start)
+        )
+        assert isinstance(started, list), started
+        if mode == "room":
+            self.open_round()
+
+    def open_round(self) -> None:
+        """A room's clock opens the next round now."""
+        self.do(g.OpenRound(self.s.round_no + 1, self.now))
 
     def do(self, command: g.Command, opponent: object = None) -> list[g.Event] | g.Rejection:
         ctx = g.Context(self.now, opponent=opponent)  # type: ignore[arg-type]
@@ -47,10 +57,21 @@ class Game:
             self.now += 1000
             self.do(g.AnswerFocus(answer))
 
+    def open_training(self) -> int:
+        """A perfect Focus, the first offer bought, and Training on it: its cell."""
+        self.focus(6)
+        self.do(g.Buy(0))
+        cell = next(i + 1 for i, d in enumerate(self.s.slate) if d is not None)
+        self.do(g.Train(cell))
+        assert self.s.training_question is not None
+        return cell
+
     def round(self, right: int, opponent: tuple[Digit | None, ...]) -> None:
         self.focus(right)
         self.do(g.EndShop(), opponent=opponent)
         self.do(g.Fight())
+        if self.s.phase == g.WAITING:
+            self.open_round()
 
 
 def test_focus_income_and_questions_from_the_player_seed() -> None:
@@ -127,10 +148,7 @@ def test_full_slate_must_sell_first_and_supports_go_back() -> None:
 
 def test_training_once_per_round_right_levels_up() -> None:
     game = Game()
-    game.focus(6)
-    game.do(g.Buy(0))
-    cell = next(i + 1 for i, d in enumerate(game.s.slate) if d is not None)
-    game.do(g.Train(cell))
+    cell = game.open_training()
     assert game.s.training_question is not None
     assert game.do(g.Buy(1)) == g.Rejection("training_open")
     game.now += 5000
@@ -141,10 +159,7 @@ def test_training_once_per_round_right_levels_up() -> None:
 
 def test_training_late_answer_uses_it_up() -> None:
     game = Game()
-    game.focus(6)
-    game.do(g.Buy(0))
-    cell = next(i + 1 for i, d in enumerate(game.s.slate) if d is not None)
-    game.do(g.Train(cell))
+    cell = game.open_training()
     assert game.s.training_question is not None
     game.now += 10_001
     game.do(g.AnswerTraining(game.s.training_question.answer))
@@ -216,24 +231,12 @@ def test_same_shop_seed_same_offers_whatever_else_was_done() -> None:
     assert a.s.offers == b.s.offers
 
 
-def test_close_focus_counts_the_rest_as_wrong() -> None:
-    game = Game("room", room_rounds=8)
-    assert game.do(g.CloseFocus(1)) != []
-    assert game.s.phase == g.SHOP and game.s.right == 0 and game.s.gold == 3
-    game = Game("room", room_rounds=8)
-    game.do(g.StartFocus())
-    assert game.s.question is not None
-    game.do(g.AnswerFocus(game.s.question.answer))
-    game.do(g.CloseFocus(1))
-    assert game.s.phase == g.SHOP and game.s.right == 1 and game.s.gold == 4
-    assert game.do(g.CloseFocus(1)) == []  # stale timer
-
-
 commands = st.one_of(
     st.builds(g.StartFocus),
     st.builds(g.AnswerFocus, st.integers(0, 17)),
     st.builds(g.QuestionTimeout, st.integers(1, 3), st.integers(0, 6)),
-    st.builds(g.CloseFocus, st.integers(1, 3)),
+    st.builds(g.ShopTimeout, st.integers(1, 3)),
+    st.builds(g.Stop, st.sampled_from(["midnight", "deadline", "expired", "forfeit", "x"])),
     st.builds(
         g.Buy, st.one_of(st.integers(-1, 6), st.just("bright")), st.none() | st.integers(0, 9)
     ),

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+from arena_engine.digits.vectors import run_case
+from arena_engine.digits.vectors_ladder import LADDER_OPS
+from arena_engine.digits.vectors_play import PLAY_OPS
 from arena_engine.vectors import check_file
 
 from tests.conftest import _shared_dir
@@ -16,6 +21,31 @@ def test_own_combat_vectors_pass() -> None:
     failures = [r for r in report.results if r.status != "passed"]
     assert not failures, failures
     assert report.count("passed") >= 20
+
+
+def test_own_game_and_rules_vectors_pass() -> None:
+    report = check_file(HERE / "vectors.jsonl")
+    assert [r for r in report.results if r.status != "passed"] == []
+    ops = {json.loads(line)["op"] for line in (HERE / "vectors.jsonl").read_text().splitlines()}
+    assert ops >= set(PLAY_OPS) | set(LADDER_OPS)  # every op has cases others can copy
+
+
+@pytest.mark.parametrize(
+    ("case", "code"),
+    [
+        ({"op": "play", "mode": "ranked", "steps": [{"type": "Reroll"}]}, "bad_t"),
+        ({"op": "play", "mode": "ranked", "steps": [{"t": 0, "type": "Nope"}]}, "unknown_type"),
+        ({"op": "play", "mode": "ranked", "steps": ["StartFocus"]}, "bad_step"),
+        ({"op": "play", "mode": "blitz", "steps": []}, "unknown_mode"),
+        ({"op": "paris", "ms": "noon"}, "bad_ms"),
+        ({"op": "ladder", "steps": [{"combat": {}, "void": []}]}, "bad_step"),
+        ({"op": "credits", "steps": [{"type": "Steal"}]}, "bad_step"),
+        ({"op": "season_leaderboard", "entries": [{"player": "a", "elo": 3}]}, "bad_entry"),
+        ({"op": "room_schedule", "players": ["a", "a"], "round": 1}, "duplicate_player"),
+    ],
+)
+def test_bad_vector_input_is_a_clear_error(case: dict[str, object], code: str) -> None:
+    assert run_case({"game": "digits", **case}) == {"error": code}
 
 
 def test_shared_digits_vectors_pass() -> None:

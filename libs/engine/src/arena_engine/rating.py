@@ -2,6 +2,8 @@
 
 Maths Warriors (tournament reference §11): start 1000, K = 24, the winner gains
 ``round(24 × (1 − E))`` (halves up) and the loser loses as much, never below 100, no ceiling.
+The Maze (docs/rules/maze.md): the same Elo for a win, and a draw scored ½ each, so a draw moves
+both ratings towards each other by the same amount (halves away from zero), floor 100.
 Digits (its rules, "Rating"): the player against a frozen army that counts 190 points lower,
 K = 24 for the first 30 ranked combats of the season and 16 after, halves away from zero; the
 army's owner is unaffected. Seasons: ``1000 + (rating − 1000) / 2``, the half-difference rounded
@@ -60,6 +62,21 @@ def elo_maths_warriors(winner: int, loser: int) -> EloResult:
     """A rated Maths Warriors result (forfeits and timeouts count like any win)."""
     delta = round_half_up(MW_K * (1.0 - expected_score(winner, loser)))
     return EloResult(delta, winner + delta, max(MW_FLOOR, loser - delta))
+
+
+@dataclass(frozen=True)
+class PairResult:
+    delta: int  # what the first player gains (negative: loses); the second moves by -delta
+    first_after: int
+    second_after: int
+
+
+def elo_maze(first: int, second: int, score: float) -> PairResult:
+    """A rated Maze result; ``score`` is the first player's: 1 (won), 0.5 (draw) or 0 (lost)."""
+    if score not in (0, 0.5, 1):
+        raise ValueError(f"score must be 1, 0.5 or 0, not {score!r}")
+    delta = round_half_away(MW_K * (score - expected_score(first, second)))
+    return PairResult(delta, max(MW_FLOOR, first + delta), max(MW_FLOOR, second - delta))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,10 @@ JSON form. Every typed error is a `DigitsError` with a stable `code`.
 Modules: `catalogue` (the twenty kinds, versioned data), `settings` (tunable numbers), `rng`,
 `errors`, `economy`, `questions`, `shop`, `slate`, `training`, `targeting`, `combat`,
 `reference_combat`, `faceoff`, `status`, `commands`, `events`, `codec`, `game` (decide/apply),
-`bots`, `ghosts`, `balance` and `vectors` (rule-vector ops).
+`bots`, `ghosts`, `balance` and `vectors` (rule-vector ops, with `vectors_play`,
+`vectors_ladder`, `vector_input`). What the services decide around games: `paris` (Paris time),
+`ghost_selection` and `schedules` (opponents), `ladder` (rating, seasons, take-backs),
+`leaderboards`, `duels` and `credits` (the credits ledger).
 """
 
 from .catalogue import CURRENT_VERSION, Catalogue, Kind, load

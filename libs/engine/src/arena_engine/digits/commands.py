@@ -14,8 +14,21 @@ class StartGame:
     mode: str
     player_seed: int
     shop_seed: int
-    room_rounds: int | None = None
+    room_rounds: int | None = None  # a room: the host's pick; None for the default (8)
     settings: DigitsSettings = DEFAULT_SETTINGS
+    #: A room joined late: its first `missed_rounds` rounds count as losses.
+    missed_rounds: int = 0
+    #: A duel's deadline (the daily challenge's midnight is worked out by the engine).
+    ends_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRound:
+    """Timer (a room's clock): round `round_no` opened for everyone at `opened_ms`; the room's
+    shop clock runs from then, Focus included."""
+
+    round_no: int
+    opened_ms: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +50,10 @@ class QuestionTimeout:
 
 
 @dataclass(frozen=True, slots=True)
-class CloseFocus:
-    """Timer: the Focus window of the round is over (a room's shop clock runs from the round's
-    opening, Focus included); questions not answered by now count as wrong."""
+class ShopTimeout:
+    """Timer: the room's shop clock of `round_no` ran out. Questions not answered count as
+    wrong (a Focus never started gives 0 right), an open Training as wrong, and the shop ends;
+    the context carries the opposing army, as for EndShop."""
 
     round_no: int
 
@@ -98,16 +112,28 @@ class Fight:
 
 @dataclass(frozen=True, slots=True)
 class Stop:
-    """The game stops where it is: "midnight", "deadline", "expired" or "forfeit"."""
+    """The game stops where it is. "forfeit" is the player's; the others are timers, due at the
+    time the game recorded: "midnight" (a daily challenge), "deadline" (a duel), "expired" (no
+    action for `expiry_days`). A Face-off open at midnight or at the deadline is fought first."""
 
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class Void:
+    """An operator takes the game out of leaderboards, prizes and the feed (also once over)."""
+
+    by: str
+    why: str
+
+
 Command = (
     StartGame
+    | OpenRound
     | StartFocus
     | AnswerFocus
     | QuestionTimeout
+    | ShopTimeout
     | Buy
     | Sell
     | Move
@@ -119,6 +145,7 @@ Command = (
     | Arrange
     | Fight
     | Stop
+    | Void
 )
 
 

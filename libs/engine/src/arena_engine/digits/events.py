@@ -18,6 +18,24 @@ class GameStarted:
     room_rounds: int | None
     settings: DigitsSettings
     catalogue_version: str
+    #: When a daily challenge stops (the next Paris midnight) or a duel's deadline.
+    ends_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundsMissed:
+    """A room joined late: its first `count` rounds are losses, with no combat and margin 0."""
+
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ExpiryMoved:
+    """The game expires at `expires_ms` unless a player action comes first. Moved forward by
+    whole hours, so it stays between `expiry_days` and that plus an hour after the last action
+    while adding an event at most once an hour."""
+
+    expires_ms: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +133,8 @@ class CombatFought:
 @dataclass(frozen=True, slots=True)
 class RoundStarted:
     round_no: int
+    #: A room: the round's shop clock (its opening + the room's shop seconds).
+    shop_deadline_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +143,20 @@ class GameEnded:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class GameVoided:
+    """The game leaves leaderboards, prizes and the feed, and its rating changes are taken back.
+    `reason` is "too_fast" (decided by the engine, `by` "engine") or "operator" (`by` who)."""
+
+    reason: str
+    by: str
+    note: str
+
+
 Event = (
     GameStarted
+    | RoundsMissed
+    | ExpiryMoved
     | QuestionShown
     | FocusAnswered
     | ShopOpened
@@ -139,4 +171,5 @@ Event = (
     | CombatFought
     | RoundStarted
     | GameEnded
+    | GameVoided
 )

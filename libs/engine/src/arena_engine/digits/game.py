@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from . import paris
 from . import slate as slates
 from .catalogue import load
 from .combat import CombatResult, compile_rules, fight
@@ -24,21 +25,23 @@ from .commands import (
     AnswerTraining,
     Arrange,
     Buy,
-    CloseFocus,
     Command,
     Context,
     EndShop,
     Fight,
     Move,
+    OpenRound,
     QuestionTimeout,
     Rejection,
     Reroll,
     Sell,
+    ShopTimeout,
     StartFocus,
     StartGame,
     Stop,
     Train,
     TrainingTimeout,
+    Void,
 )
 from .economy import income, price, reserve, sell_value
 from .events import (
@@ -46,12 +49,15 @@ from .events import (
     Bought,
     CombatFought,
     Event,
+    ExpiryMoved,
     FocusAnswered,
     GameEnded,
     GameStarted,
+    GameVoided,
     Moved,
     QuestionShown,
     Rerolled,
+    RoundsMissed,
     RoundStarted,
     ShopEnded,
     ShopOpened,
@@ -64,11 +70,17 @@ from .questions import Question, focus_questions, training_question
 from .settings import DigitsSettings
 from .shop import bright_offer, offers
 from .slate import EMPTY_SLATE, Digit, Slate, SlateError
-from .status import MODES, PLAYING, game_status, last_round
+from .status import CLOSED, MODES, PLAYING, game_status, last_round
 from .training import answer_is_right, trainable
 
 FOCUS, SHOP, FACEOFF, OVER = "focus", "shop", "faceoff", "over"
+#: Between two rounds of a room (and before its first): the room's clock opens the next one.
+WAITING = "waiting"
 BRIGHT = "bright"
+STOP_REASONS = ("midnight", "deadline", "expired", "forfeit")
+#: The expiry moves forward by this step, so an ExpiryMoved is added at most once an hour.
+EXPIRY_STEP_MS = paris.HOUR_MS
+MAX_VOID_TEXT = 500
 
 
 __all__ = [
@@ -77,34 +89,39 @@ __all__ = [
     "FOCUS",
     "OVER",
     "SHOP",
+    "WAITING",
     "AnswerFocus",
     "AnswerTraining",
     "Arrange",
     "Arranged",
     "Bought",
     "Buy",
-    "CloseFocus",
     "CombatFought",
     "Command",
     "Context",
     "EndShop",
     "Event",
+    "ExpiryMoved",
     "Fight",
     "FocusAnswered",
     "GameEnded",
     "GameStarted",
     "GameState",
+    "GameVoided",
     "Move",
     "Moved",
+    "OpenRound",
     "QuestionShown",
     "QuestionTimeout",
     "Rejection",
     "Reroll",
     "Rerolled",
     "RoundStarted",
+    "RoundsMissed",
     "Sell",
     "ShopEnded",
     "ShopOpened",
+    "ShopTimeout",
     "Sold",
     "StartFocus",
     "StartGame",
@@ -113,6 +130,7 @@ __all__ = [
     "TrainingAnswered",
     "TrainingShown",
     "TrainingTimeout",
+    "Void",
     "apply",
     "combat_of",
     "decide",
@@ -162,6 +180,11 @@ class GameState:
     opponent: Slate | None = None
     arrangement: int = IDENTITY
     faceoff_deadline_ms: int | None = None
+    # clocks recorded in the log, so the services can re-arm their timers from it
+    ends_ms: int | None = None  # daily: the next Paris midnight; duel: its deadline
+    shop_deadline_ms: int | None = None  # a room's shop clock for the round
+    expires_ms: int | None = None
+    voided: bool = False
 
     @property
     def rounds_played(self) -> int:
@@ -175,48 +198,176 @@ def decide(state: GameState | None, command: Command, context: Context) -> list[
     """The events `command` causes in `state`, or the Rejection that leaves it unchanged."""
     try:
         if isinstance(command, StartGame):
-            return _start(state, command)
+            return _start(state, command, context)
         if state is None:
             return Rejection("no_game")
+        if isinstance(command, Void):
+            return _void(state, command)
         if state.phase == OVER:
             return Rejection("game_over")
         if isinstance(command, Stop):
-            return _stop(state, command)
+            return _stop(state, command, context)
         handler = _HANDLERS.get(type(command))
         if handler is None:
             return Rejection("unknown_command")
-        return handler(state, command, context)
+        if type(command) in _SHOP_ORDERS and _shop_clock_over(state, context.now_ms):
+            return Rejection("shop_over")
+        decided = handler(state, command, context)
+        if isinstance(decided, list) and decided and type(command) in _ACTIONS:
+            decided.extend(_rearm_expiry(state, decided, context.now_ms))
+        return decided
     except SlateError as exc:
         return Rejection(exc.code)
 
 
-def _start(state: GameState | None, cmd: StartGame) -> list[Event] | Rejection:
+def _expiry_ms(settings: DigitsSettings) -> int:
+    return settings.expiry_days * paris.DAY_MS
+
+
+def _rearm_expiry(state: GameState, decided: list[Event], now_ms: int) -> list[Event]:
+    """A player action keeps the game alive: the expiry moves to an hour past `expiry_days` from
+    now whenever it would otherwise fall less than `expiry_days` after this action."""
+    if any(isinstance(event, GameEnded) for event in decided):
+        return []
+    due = now_ms + _expiry_ms(state.settings)
+    if state.expires_ms is not None and state.expires_ms >= due:
+        return []
+    return [ExpiryMoved(due + EXPIRY_STEP_MS)]
+
+
+def _start(state: GameState | None, cmd: StartGame, ctx: Context) -> list[Event] | Rejection:
     if state is not None:
         return Rejection("game_exists")
     if cmd.mode not in MODES:
         return Rejection("unknown_mode")
-    if cmd.mode == "room" and cmd.room_rounds not in (6, 8, 10, 12):
+    s = cmd.settings
+    room_rounds = cmd.room_rounds
+    if cmd.mode == "room":
+        room_rounds = s.room_rounds_default if room_rounds is None else room_rounds
+        if room_rounds not in s.room_round_choices:
+            return Rejection("bad_room_rounds")
+        if not _positive(s.room_shop_seconds) or not _positive(s.faceoff_seconds):
+            return Rejection("bad_room_clock")
+        if not isinstance(cmd.missed_rounds, int) or not 0 <= cmd.missed_rounds < room_rounds:
+            return Rejection("bad_missed_rounds")
+    elif room_rounds is not None:
         return Rejection("bad_room_rounds")
-    catalogue = load(cmd.settings.catalogue_version)
-    return [
+    elif cmd.missed_rounds != 0:
+        return Rejection("bad_missed_rounds")
+    ends_ms = cmd.ends_ms
+    if cmd.mode == "duel":
+        if not isinstance(ends_ms, int) or isinstance(ends_ms, bool) or ends_ms <= ctx.now_ms:
+            return Rejection("bad_deadline")
+    elif ends_ms is not None:
+        return Rejection("bad_deadline")
+    else:
+        ends_ms = paris.next_midnight_ms(ctx.now_ms) if cmd.mode == "daily" else None
+    catalogue = load(s.catalogue_version)
+    events: list[Event] = [
         GameStarted(
             cmd.mode,
             cmd.player_seed,
             cmd.shop_seed,
-            cmd.room_rounds,
-            cmd.settings,
+            room_rounds,
+            s,
             catalogue.version,
+            ends_ms,
         )
     ]
+    if cmd.missed_rounds:
+        events.append(RoundsMissed(cmd.missed_rounds))
+    events.append(ExpiryMoved(ctx.now_ms + _expiry_ms(s) + EXPIRY_STEP_MS))
+    return events
 
 
-def _stop(state: GameState, cmd: Stop) -> list[Event] | Rejection:
-    if cmd.reason not in ("midnight", "deadline", "expired", "forfeit"):
+def _positive(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _void(state: GameState, cmd: Void) -> list[Event] | Rejection:
+    texts = (cmd.by, cmd.why)
+    if not all(isinstance(t, str) and 0 < len(t.strip()) <= MAX_VOID_TEXT for t in texts):
+        return Rejection("bad_void")
+    if state.voided:
+        return []  # already void: a second void changes nothing
+    return [GameVoided("operator", cmd.by, cmd.why)]
+
+
+def _stop(state: GameState, cmd: Stop, ctx: Context) -> list[Event] | Rejection:
+    if cmd.reason not in STOP_REASONS:
         return Rejection("bad_stop_reason")
-    if cmd.reason == "forfeit" and state.mode == "room":
-        return Rejection("room_cannot_forfeit")
-    status = "forfeited" if cmd.reason == "forfeit" else "closed"
-    return [GameEnded(status, cmd.reason)]
+    if cmd.reason == "forfeit":
+        if state.mode == "room":
+            return Rejection("room_cannot_forfeit")
+        return [GameEnded("forfeited", "forfeit")]
+    wanted = {"midnight": "daily", "deadline": "duel"}.get(cmd.reason)
+    if wanted is not None and state.mode != wanted:
+        return Rejection("stop_not_for_mode")
+    due = state.expires_ms if cmd.reason == "expired" else state.ends_ms
+    if due is None or ctx.now_ms < due:
+        return []  # not due: an early or stale timer changes nothing
+    if cmd.reason != "expired" and state.phase == FACEOFF:
+        # The Face-off open at midnight or at the duel's deadline is fought as it stands: the
+        # end-of-shop order, or the last order accepted before the clock ran out.
+        fought, status = _combat(state)
+        return [fought, GameEnded(CLOSED if status == PLAYING else status, cmd.reason)]
+    return [GameEnded(CLOSED, cmd.reason)]
+
+
+def _shop_clock_over(state: GameState, now_ms: int) -> bool:
+    return (
+        state.phase in (FOCUS, SHOP)
+        and state.shop_deadline_ms is not None
+        and now_ms > state.shop_deadline_ms
+    )
+
+
+def _open_round(state: GameState, cmd: OpenRound, ctx: Context) -> list[Event] | Rejection:
+    if state.mode != "room":
+        return Rejection("not_a_room")
+    if not isinstance(cmd.round_no, int) or not isinstance(cmd.opened_ms, int):
+        return Rejection("bad_round")
+    if cmd.opened_ms > ctx.now_ms:
+        return Rejection("bad_open_time")
+    if cmd.round_no <= state.round_no:
+        return []  # stale: that round already opened
+    if cmd.round_no != state.round_no + 1:
+        return Rejection("bad_round")
+    opened = RoundStarted(cmd.round_no, cmd.opened_ms + state.settings.room_shop_seconds * 1000)
+    if state.phase == WAITING:
+        return [opened]
+    if state.phase == FACEOFF:
+        # The previous Face-off's timer has not come yet: fight it first, as it stands.
+        fought, status = _combat(state)
+        if status != PLAYING:
+            return [fought, GameEnded(status, "record")]
+        return [fought, opened]
+    return Rejection("round_open")  # Focus or shop: the round's ShopTimeout comes first
+
+
+def _shop_timeout(state: GameState, cmd: ShopTimeout, ctx: Context) -> list[Event] | Rejection:
+    if (
+        state.phase not in (FOCUS, SHOP)
+        or cmd.round_no != state.round_no
+        or state.shop_deadline_ms is None
+        or ctx.now_ms < state.shop_deadline_ms
+    ):
+        return []  # stale or early
+    if ctx.opponent is None:
+        return Rejection("no_opponent")
+    events: list[Event] = []
+    if state.phase == FOCUS:
+        events += _close_focus(state)
+    elif state.training_cell is not None:
+        events += _training_result(state, None, ctx.now_ms)
+    shop = _after(state, events)
+    return [*events, _shop_ended(shop, ctx)]
+
+
+def _after(state: GameState, events: list[Event]) -> GameState:
+    for event in events:
+        state = apply(state, event)
+    return state
 
 
 def _question_for(state: GameState, index: int) -> Question:
@@ -239,6 +390,17 @@ def _start_focus(state: GameState, cmd: StartFocus, ctx: Context) -> list[Event]
     return [_show(state, 0, ctx.now_ms)]
 
 
+def _too_fast(
+    state: GameState, right: bool, now_ms: int, deadline_ms: int, seconds: int, what: str
+) -> list[Event]:
+    """A right answer sooner than a person can give one voids the game (once). Only right
+    answers count: a fast wrong one (a double click landing on the next page) gains nothing."""
+    elapsed = now_ms - (deadline_ms - seconds * 1000)
+    if not right or state.voided or elapsed >= state.settings.human_answer_ms:
+        return []
+    return [GameVoided("too_fast", "engine", f"{what} answered right in {elapsed} ms")]
+
+
 def _focus_step(state: GameState, answer: int | None, now_ms: int, timed_out: bool) -> list[Event]:
     assert state.question is not None and state.question_deadline_ms is not None
     late = now_ms > state.question_deadline_ms
@@ -246,6 +408,9 @@ def _focus_step(state: GameState, answer: int | None, now_ms: int, timed_out: bo
     events: list[Event] = [
         FocusAnswered(state.round_no, state.question_index, answer, right, late and not timed_out)
     ]
+    seconds = state.settings.seconds_for(state.question.stage)
+    where = f"round {state.round_no} Focus question {state.question_index + 1}"
+    events += _too_fast(state, right, now_ms, state.question_deadline_ms, seconds, where)
     total = state.right + right
     nxt = state.question_index + 1
     if nxt < state.settings.focus_questions:
@@ -290,9 +455,9 @@ def _question_timeout(
     return _focus_step(state, None, ctx.now_ms, timed_out=True)
 
 
-def _close_focus(state: GameState, cmd: CloseFocus, ctx: Context) -> list[Event] | Rejection:
-    if state.phase != FOCUS or cmd.round_no != state.round_no:
-        return []  # stale: the Focus of that round is already over
+def _close_focus(state: GameState) -> list[Event]:
+    """The room's shop clock ran out during the Focus: every question not answered yet is
+    wrong (a Focus never started gives 0 right), and the shop opens to be ended at once."""
     events: list[Event] = []
     first = state.question_index if state.question is not None else 0
     for index in range(first, state.settings.focus_questions):
@@ -380,7 +545,12 @@ def _training_result(state: GameState, answer: int | None, now_ms: int) -> list[
         answer, state.training_question.answer, now_ms, state.training_deadline_ms
     )
     level = digit.level + 1 if right else digit.level
-    return [TrainingAnswered(state.training_cell, answer, right, level)]
+    seconds = state.settings.training_seconds
+    where = f"round {state.round_no} Training"
+    return [
+        TrainingAnswered(state.training_cell, answer, right, level),
+        *_too_fast(state, right, now_ms, state.training_deadline_ms, seconds, where),
+    ]
 
 
 def _answer_training(
@@ -412,18 +582,21 @@ def _end_shop(state: GameState, cmd: EndShop, ctx: Context) -> list[Event] | Rej
         return rejected
     if ctx.opponent is None:
         return Rejection("no_opponent")
+    return [_shop_ended(state, ctx)]
+
+
+def _shop_ended(state: GameState, ctx: Context) -> ShopEnded:
+    assert ctx.opponent is not None
     slates.check_slate(ctx.opponent, load(state.catalogue_version))
     seconds = state.settings.faceoff_seconds if state.mode != "casual" else None
     deadline = None if seconds is None else ctx.now_ms + seconds * 1000
-    return [
-        ShopEnded(
-            state.slate,
-            reserve(state.gold, state.settings),
-            ctx.opponent,
-            ctx.opponent_info,
-            deadline,
-        )
-    ]
+    return ShopEnded(
+        state.slate,
+        reserve(state.gold, state.settings),
+        ctx.opponent,
+        ctx.opponent_info,
+        deadline,
+    )
 
 
 def _in_faceoff(state: GameState, ctx: Context) -> Rejection | None:
@@ -445,6 +618,16 @@ def _arrange(state: GameState, cmd: Arrange, ctx: Context) -> list[Event] | Reje
 def _fight(state: GameState, cmd: Fight, ctx: Context) -> list[Event] | Rejection:
     if (rejected := _in_faceoff(state, ctx)) is not None:
         return rejected
+    fought, status = _combat(state)
+    if status != PLAYING:
+        return [fought, GameEnded(status, "record")]
+    if state.mode == "room":
+        return [fought]  # the room's clock opens the next round (OpenRound)
+    return [fought, RoundStarted(state.round_no + 1)]
+
+
+def _combat(state: GameState) -> tuple[CombatFought, str]:
+    """The Face-off's combat in the arrangement accepted so far, and the game's status after."""
     result = combat_of(state)
     fought = CombatFought(
         state.round_no, state.arrangement, result.result, result.margin, result.exchanges
@@ -453,11 +636,9 @@ def _fight(state: GameState, cmd: Fight, ctx: Context) -> list[Event] | Rejectio
     losses = state.losses + (result.result == "loss")
     played = state.rounds_played + 1
     status = game_status(state.mode, wins, losses, played, state.room_rounds, state.settings)
-    if status != PLAYING:
-        return [fought, GameEnded(status, "record")]
-    if played >= last_round(state.mode, state.room_rounds, state.settings):
-        return [fought, GameEnded("closed", "record")]
-    return [fought, RoundStarted(state.round_no + 1)]
+    if status == PLAYING and played >= last_round(state.mode, state.room_rounds, state.settings):
+        status = CLOSED
+    return fought, status
 
 
 def combat_of(state: GameState, report: bool = False) -> CombatResult:
@@ -484,10 +665,11 @@ def tutorial_predict(state: GameState, arrangement: int) -> CombatResult | Rejec
 
 _Handler = Callable[[GameState, Any, Context], list[Event] | Rejection]
 _HANDLERS: dict[type, _Handler] = {
+    OpenRound: _open_round,
     StartFocus: _start_focus,
     AnswerFocus: _answer_focus,
     QuestionTimeout: _question_timeout,
-    CloseFocus: _close_focus,
+    ShopTimeout: _shop_timeout,
     Buy: _buy,
     Sell: _sell,
     Move: _move,
@@ -499,6 +681,12 @@ _HANDLERS: dict[type, _Handler] = {
     Arrange: _arrange,
     Fight: _fight,
 }
+#: The player's own orders in the Focus and the shop: refused once a room's shop clock is over.
+_SHOP_ORDERS = frozenset(
+    {StartFocus, AnswerFocus, Buy, Sell, Move, Reroll, Train, AnswerTraining, EndShop}
+)
+#: Player actions: each keeps the game from expiring (the timers and the room's clock do not).
+_ACTIONS = _SHOP_ORDERS | {Arrange, Fight}
 
 
 # -- apply ----------------------------------------------------------------------------------
@@ -507,15 +695,24 @@ _HANDLERS: dict[type, _Handler] = {
 def apply(state: GameState | None, event: Event) -> GameState:
     """The state after `event` (events are facts: they are never rejected here)."""
     if isinstance(event, GameStarted):
-        return GameState(
+        started = GameState(
             event.mode,
             event.player_seed,
             event.shop_seed,
             event.room_rounds,
             event.settings,
             event.catalogue_version,
+            ends_ms=event.ends_ms,
         )
+        # A room waits for its clock to open round 1; round_no counts the rounds behind it.
+        return replace(started, round_no=0, phase=WAITING) if event.mode == "room" else started
     assert state is not None, "the first event of a game is GameStarted"
+    if isinstance(event, RoundsMissed):
+        return replace(state, round_no=event.count, losses=state.losses + event.count)
+    if isinstance(event, ExpiryMoved):
+        return replace(state, expires_ms=event.expires_ms)
+    if isinstance(event, GameVoided):
+        return replace(state, voided=True)
     if isinstance(event, QuestionShown):
         return replace(
             state,
@@ -589,6 +786,7 @@ def apply(state: GameState | None, event: Event) -> GameState:
     if isinstance(event, CombatFought):
         return replace(
             state,
+            phase=WAITING,
             wins=state.wins + (event.result == "win"),
             losses=state.losses + (event.result == "loss"),
             draws=state.draws + (event.result == "draw"),
@@ -598,6 +796,7 @@ def apply(state: GameState | None, event: Event) -> GameState:
         return replace(
             state,
             round_no=event.round_no,
+            shop_deadline_ms=event.shop_deadline_ms,
             phase=FOCUS,
             right=0,
             question=None,

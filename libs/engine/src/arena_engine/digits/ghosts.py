@@ -19,7 +19,8 @@ from .slate import Slate
 
 
 class GhostError(DigitsError):
-    """A house ghost asked for a round or record outside the rules."""
+    """A ghost, a house ghost or a ghost query outside the rules (round, record, rating,
+    position)."""
 
 
 @dataclass(frozen=True, slots=True)

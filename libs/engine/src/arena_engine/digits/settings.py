@@ -46,6 +46,16 @@ class DigitsSettings:
     max_exchanges: int = 12
     faceoff_seconds: int | None = 60
     catalogue_version: str = "digits-catalogue-v1"
+    #: The round counts a room's host may pick, and the default.
+    room_round_choices: tuple[int, ...] = (6, 8, 10, 12)
+    room_rounds_default: int = 8
+    #: A room's shop clock, from the round's opening (Focus included) to the end of the shop.
+    room_shop_seconds: int = 120
+    #: A game with no player action for this long ends `closed`, reason `expired`.
+    expiry_days: int = 7
+    #: A right Focus or Training answer sooner than this after the question was shown voids
+    #: the game: no person reads, works out and clicks an answer that fast.
+    human_answer_ms: int = 300
 
     def odds_for(self, round_no: int) -> tuple[int, int, int, int]:
         return self.odds[min(round_no, len(self.odds)) - 1]

@@ -1,7 +1,9 @@
 """The `digits` ops of the rule-vector format (see vectors/README.md, section "digits").
 
 Besides the shared ops, `combat` takes explicit slates and reports the full result, and
-`predict` an arrangement against an opponent; both are used by the project's own vectors.
+`predict` an arrangement against an opponent; `vectors_play` adds whole games played from a
+script and Paris time, `vectors_ladder` the ghost store's selection, the ladder, leaderboards,
+duels and credits. All are used by the project's own vectors (docs/rules/digits.md lists them).
 """
 
 from __future__ import annotations
@@ -12,21 +14,12 @@ from typing import Any
 from . import combat, economy, faceoff, status
 from .catalogue import UnknownCatalogue, load
 from .errors import DigitsError
-from .slate import SlateError, check_slate, slate_from_json
+from .slate import check_slate, slate_from_json
 from .targeting import target_cell
-
-Case = dict[str, Any]
-
-
-class VectorInputError(DigitsError):
-    """A rule-vector input of the wrong shape or range."""
-
-
-def _int(case: Case, key: str) -> int:
-    value = case.get(key)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise VectorInputError(f"bad_{key}")
-    return value
+from .vector_input import Case, VectorInputError
+from .vector_input import int_field as _int
+from .vectors_ladder import LADDER_OPS
+from .vectors_play import PLAY_OPS
 
 
 def _pair(case: Case, key: str) -> list[int]:
@@ -120,16 +113,9 @@ OPS: dict[str, Callable[[Case], dict[str, Any]]] = {
     "both_emptied": _both_emptied,
     "combat": _combat,
     "predict": _predict,
+    **PLAY_OPS,
+    **LADDER_OPS,
 }
-
-_ERRORS = (
-    VectorInputError,
-    economy.EconomyError,
-    status.StatusError,
-    SlateError,
-    combat.CombatError,
-    faceoff.ArrangementError,
-)
 
 
 def run_case(case: Case) -> dict[str, Any]:
@@ -141,5 +127,5 @@ def run_case(case: Case) -> dict[str, Any]:
         return op(case)
     except UnknownCatalogue:
         return {"error": "unknown_catalogue"}
-    except _ERRORS as exc:
+    except DigitsError as exc:
         return {"error": exc.code}

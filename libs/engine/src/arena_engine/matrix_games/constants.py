@@ -36,6 +36,11 @@ DIR_DY: Final = (-1, 0, 1, 0)
 SEATS: Final = 8
 ALIASES: Final = ("Ash", "Birch", "Cedar", "Dune", "Elm", "Fern", "Gorse", "Holly")
 LIVERIES: Final = ("cobalt", "sky", "moss", "lime", "rust", "ember", "brass", "plum")
+LIVERY_HEX: Final = (
+    "#3f7cc4", "#6fb3e8", "#45a85e", "#8fd26a", "#e0523a", "#f08a4b", "#ddc531", "#b06fd0",
+)  # fmt: skip
+#: The spectator chrome's colour key of each token index.
+TOKEN_CHROME_KEYS: Final = ("red", "blue", "green")
 OPENING_CELLS: Final = ((9, 1), (14, 1), (9, 4), (14, 4), (5, 9), (18, 9), (3, 12), (20, 12))
 
 # Timers and markers the reference fixes in code rather than in the config.
@@ -52,6 +57,7 @@ GAME: Final = "matrix-games"
 GAME_VERSION: Final = "1"
 REPLAY_PROTOCOL: Final = "matrix.replay.v1"
 PLAYER_PROTOCOL: Final = "matrix.player.v1"
+GLOBAL_PROTOCOL: Final = "matrix.global.v1"
 LEGAL_REASONS: Final = ("complete", "deadline", "forfeit")
 
 # The hunt sweep walks to the mixed band's reported centre, (BoardW div 2, MixedY0).

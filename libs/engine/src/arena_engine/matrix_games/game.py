@@ -1,4 +1,4 @@
-"""The engine contract of DESIGN.md for Matrix Games: ``decide`` and ``apply``.
+"""The engine contract of docs/architecture.md for Matrix Games: ``decide`` and ``apply``.
 
 Commands come from the match service; events are what its log keeps. The events are the
 compact form: the start (settings with the seed, policy names), the eight orders of each beat,

@@ -32,6 +32,18 @@ class Indices:
         self.opp_mix_sum = [[0] * k for _ in range(SEATS)]
         self.realised_cp_sum = [0] * SEATS
 
+    def copy(self) -> Indices:
+        new = Indices(self.k)
+        new.convention_counts = [row[:] for row in self.convention_counts]
+        new.coop_mass = self.coop_mass
+        new.total_mass = self.total_mass
+        new.interactions = self.interactions
+        new.resolutions = self.resolutions[:]
+        new.row_sides = self.row_sides[:]
+        new.opp_mix_sum = [row[:] for row in self.opp_mix_sum]
+        new.realised_cp_sum = self.realised_cp_sum[:]
+        return new
+
     def note_resolution(
         self,
         variant: Variant,

@@ -184,6 +184,45 @@ class Sim:
         self.frames: list[Snapshot] = []
         self._micros = [WAIT] * SEATS
 
+    def copy(self) -> Sim:
+        """An independent Sim in the same state: advancing either leaves the other as it was.
+
+        What depends only on the settings and the map (spawner layout, sight rows, distance
+        fields) is shared, read-only; every list the rules write is copied. Recorded events,
+        interactions and frames are immutable once recorded, so their lists are copied but not
+        their items. Cheaper than ``copy.deepcopy`` by two orders of magnitude, and much
+        cheaper than replaying the episode.
+        """
+        new = object.__new__(Sim)
+        new.__dict__.update(self.__dict__)
+        new.policy_names = list(self.policy_names)
+        new.sp_has = self.sp_has[:]
+        new.sp_refill = self.sp_refill[:]
+        new._refills = {t: due[:] for t, due in self._refills.items()}
+        new.tok_at = self.tok_at[:]
+        new.pos = self.pos[:]
+        new.facing = self.facing[:]
+        new.freeze = self.freeze[:]
+        new.step_cd = self.step_cd[:]
+        new.beam_cd = self.beam_cd[:]
+        new.immune = self.immune[:]
+        new.score = self.score[:]
+        new.interactions = self.interactions[:]
+        new.inv = [row[:] for row in self.inv]
+        new.occ = self.occ[:]
+        new.orders = self.orders[:]
+        new._intent = self._intent[:]
+        new._token = self._token[:]
+        new._target = self._target[:]
+        new.mem_cell = self.mem_cell[:]
+        new.mem_tick = self.mem_tick[:]
+        new.indices = self.indices.copy()
+        new.events = self.events[:]
+        new.interacts = self.interacts[:]
+        new.frames = self.frames[:]
+        new._micros = self._micros[:]
+        return new
+
     # ---- beats ---------------------------------------------------------------------------
 
     def install_orders(self, orders: Sequence[Order]) -> None:

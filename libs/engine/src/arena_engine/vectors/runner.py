@@ -24,6 +24,7 @@ GAME_HANDLERS: dict[str, str] = {
     "rating": "arena_engine.rating_vectors:run_case",
     "digits": "arena_engine.digits.vectors:run_case",
     "matrix-games": "arena_engine.matrix_games.vectors:run_case",
+    "maze": "arena_engine.maze.vectors:run_case",
 }
 
 #: Fields whose lists are compared as multisets (the vector format says "in any order").
