@@ -24,7 +24,7 @@ from arena_runtime.envelope import (
     new_command,
 )
 from arena_runtime.proto_gen.arena.v1 import envelope_pb2
-from google.protobuf.wrappers_pb2 import StringValue
+from google.protobuf.wrappers_pb2 import BoolValue, Int64Value, StringValue
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -116,7 +116,33 @@ def test_command_round_trip_and_record() -> None:
         "content-type": COMMAND_CONTENT_TYPE.encode(),
         "arena-type": b"test.Note",
         "traceparent": TRACEPARENT.encode(),
+        "ce_specversion": b"1.0",
+        "ce_id": b"cmd-1",
+        "ce_source": b"/arena/streams/match-1",
+        "ce_type": b"test.Note",
+        "ce_time": b"2026-11-30T12:00:00.123456Z",
+        "ce_partitionkey": b"match-1",
     }
+
+
+def test_event_records_carry_the_cloudevents_binary_mode_attributes() -> None:
+    """CloudEvents' Kafka binding, binary mode: each attribute a ``ce_`` header, the value the
+    data; the sequence zero-padded so that the strings sort as the numbers do."""
+    codec = Codec(schemas())
+    headers = [dict(codec.event_record(event(sequence=n)).headers) for n in (9, 10, 11)]
+    first = headers[0]
+    assert first["ce_specversion"] == b"1.0"
+    assert first["ce_id"] == b"e-1"
+    assert first["ce_source"] == b"/arena/streams/match-1"
+    assert first["ce_type"] == b"test.Note"
+    assert first["ce_partitionkey"] == b"match-1"
+    assert datetime.fromisoformat(first["ce_time"].decode()) == WHEN
+    assert [h["ce_sequence"] for h in headers] == sorted(h["ce_sequence"] for h in headers)
+    assert [int(h["ce_sequence"]) for h in headers] == [9, 10, 11]
+    # Every name is a valid CloudEvents attribute name behind the binding's prefix.
+    for name in first:
+        if name.startswith("ce_"):
+            assert name[3:].isalnum() and name[3:].islower()
 
 
 def test_event_record_is_keyed_by_stream_with_trace_headers() -> None:
@@ -305,13 +331,98 @@ def test_new_command_fills_type_id_time_and_trace() -> None:
 
 
 def test_add_messages_registers_each_message_once_in_any_registry() -> None:
-    from arena_runtime.schemas import maths_warriors
+    from arena_runtime.schemas import accounts
 
     schemas = Schemas()
-    maths_warriors.register(schemas)
+    accounts.register(schemas)
     registered = schemas.types()
-    maths_warriors.register(schemas)  # importing twice, or in any order, must not raise
+    accounts.register(schemas)  # importing twice, or in any order, must not raise
     assert schemas.types() == registered
-    expected = {m.DESCRIPTOR.full_name for m in (*maths_warriors.COMMANDS, *maths_warriors.EVENTS)}
+    expected = {m.DESCRIPTOR.full_name for m in (*accounts.COMMANDS, *accounts.EVENTS)}
     # A fresh registry already knows the runtime's own payloads (CommandRejected).
     assert set(registered) == set(Schemas().types()) | expected
+
+
+# -- legacy records: read in a newer shape, never rewritten --------------------------------------
+
+
+def _legacy_score(old: StringValue, stream: str) -> Int64Value:
+    return Int64Value(value=len(old.value))
+
+
+def _renamed(old: StringValue, stream: str) -> BoolValue:
+    return BoolValue(value=old.value == stream)
+
+
+def legacy_schemas() -> Schemas:
+    """google.protobuf.StringValue v1 reads as v2 by an upcaster another party registered;
+    test.Old (never written any more) reads as google.protobuf.BoolValue."""
+    registry = Schemas()
+    registry.add_message(Int64Value, type="test.Count", version=2)
+    registry.add_legacy(StringValue, type="test.Count", version=1, upcast=_legacy_score)
+    registry.add_message(BoolValue)
+    registry.add_legacy(
+        StringValue,
+        type="test.Old",
+        version=1,
+        upcast=_renamed,
+        into=BoolValue.DESCRIPTOR.full_name,
+    )
+    return registry
+
+
+def _written(type_: str, payload: Any, version: int = 1, **changes: Any) -> bytes:
+    """An event as an older writer stored it."""
+    writer = Schemas()
+    writer.add_message(type(payload), type=type_, version=1)
+    stored = Codec(writer).decode_event(
+        Codec(writer).encode_event(event(type=type_, payload=payload, **changes))
+    )
+    message = envelope_pb2.Envelope.FromString(Codec(writer).encode_event(stored))
+    message.schema_version = version
+    return message.SerializeToString()
+
+
+def test_a_version_upcaster_from_another_party_reads_the_old_version() -> None:
+    decoded = Codec(legacy_schemas()).decode_event(_written("test.Count", StringValue(value="abc")))
+    assert decoded.type == "test.Count" and decoded.payload == Int64Value(value=3)
+    assert decoded.schema_version == 1
+
+
+def test_a_legacy_type_reads_as_another_type_with_its_stream() -> None:
+    codec = Codec(legacy_schemas())
+    decoded = codec.decode_event(_written("test.Old", StringValue(value="match-1")))
+    assert decoded.type == "google.protobuf.BoolValue" and decoded.payload == BoolValue(value=True)
+    assert decoded.schema_version == 1 and decoded.stream == "match-1"
+    command = Command("c-1", "match-2", "test.Old", StringValue(value="match-1"), WHEN)
+    writer = Schemas()
+    writer.add_message(StringValue, type="test.Old")
+    read = codec.decode_command(Codec(writer).encode_command(command))
+    assert read.type == "google.protobuf.BoolValue" and read.payload == BoolValue(value=False)
+
+
+def test_a_legacy_type_is_never_written() -> None:
+    registry = legacy_schemas()
+    with pytest.raises(UnknownType):
+        Codec(registry).encode_event(event(type="test.Old", payload=StringValue(value="x")))
+    assert "test.Old" in registry.types() and registry.has("test.Old", 1)
+
+
+def test_a_failing_legacy_upcaster_is_an_undecodable_record() -> None:
+    registry = Schemas()
+    registry.add_message(BoolValue)
+    registry.add_legacy(
+        StringValue,
+        type="test.Old",
+        version=1,
+        upcast=lambda p, s: 1 / 0,
+        into=BoolValue.DESCRIPTOR.full_name,
+    )
+    with pytest.raises(UndecodableRecord, match=r"upcast to google\.protobuf\.BoolValue failed"):
+        Codec(registry).decode_event(_written("test.Old", StringValue(value="x")))
+
+
+def test_a_legacy_upcaster_is_registered_once() -> None:
+    registry = legacy_schemas()
+    with pytest.raises(ValueError, match="already has a legacy upcaster"):
+        registry.add_legacy(StringValue, type="test.Count", version=1, upcast=_legacy_score)

@@ -1,4 +1,5 @@
-"""proto/ is lint-clean (buf) and the committed generated code matches it."""
+"""proto/ is lint-clean (buf) and the committed generated code matches it: the runtime's and the
+games' (each proto file is generated into exactly one of them)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+from arena_games import proto_build as games_proto_build
 from arena_runtime import proto_build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,10 +24,12 @@ def _tree(directory: Path) -> set[str]:
     }
 
 
-def test_generated_code_is_up_to_date(tmp_path: Path) -> None:
+@pytest.mark.parametrize("proto_set", games_proto_build.SETS, ids=lambda s: s.package)
+def test_generated_code_is_up_to_date(tmp_path: Path, proto_set: proto_build.ProtoSet) -> None:
     fresh = tmp_path / "proto_gen"
-    proto_build.generate(fresh)
-    committed = proto_build.OUTPUT_DIR
+    others = [s for s in games_proto_build.SETS if s is not proto_set]
+    proto_build.generate(fresh, proto_set=proto_set, elsewhere=others)
+    committed = proto_set.out_dir
     assert _tree(fresh) == _tree(committed), "run `make proto` and commit proto_gen/"
     stale = [
         name
@@ -34,10 +39,33 @@ def test_generated_code_is_up_to_date(tmp_path: Path) -> None:
     assert not stale, f"stale generated files {stale}: run `make proto` and commit proto_gen/"
 
 
+def test_every_proto_file_is_generated_into_exactly_one_package() -> None:
+    files = [name for s in games_proto_build.SETS for name in s.files]
+    on_disk = [str(p.relative_to(proto_build.PROTO_ROOT)) for p in proto_build.proto_files()]
+    assert sorted(files) == sorted(on_disk) and len(set(files)) == len(files)
+
+
+def test_a_file_importing_one_no_set_holds_is_refused(tmp_path: Path) -> None:
+    # The runtime holds no game code: were the lobby to import a game's file again, its build
+    # fails (the import would name a module the runtime does not have).
+    protos = tmp_path / "proto"
+    shutil.copytree(proto_build.PROTO_ROOT, protos)
+    lobby = protos / "arena" / "v1" / "lobby.proto"
+    lobby.write_text(
+        lobby.read_text().replace(
+            'import "arena/v1/match.proto";',
+            'import "arena/v1/match.proto";\nimport "arena/v1/maths_warriors.proto";',
+        )
+        + "\nmessage Uses {\n  MatchRuleset ruleset = 1;\n}\n"
+    )
+    with pytest.raises(proto_build.ProtoBuildError, match="maths_warriors_pb2"):
+        proto_build.generate(tmp_path / "out", protos)
+
+
 def test_a_stale_copy_is_detected(tmp_path: Path) -> None:
     # The check above must be able to fail: a proto change yields different generated code.
     protos = tmp_path / "proto"
-    (protos / "arena" / "v1").mkdir(parents=True)
+    shutil.copytree(proto_build.PROTO_ROOT, protos)
     source = (proto_build.PROTO_ROOT / "arena" / "v1" / "envelope.proto").read_text()
     (protos / "arena" / "v1" / "envelope.proto").write_text(
         source + "\nmessage Added {\n  string field = 1;\n}\n"
@@ -49,9 +77,10 @@ def test_a_stale_copy_is_detected(tmp_path: Path) -> None:
 
 
 def test_generated_modules_import_each_other_inside_the_package() -> None:
-    for path in proto_build.OUTPUT_DIR.rglob("*_pb2.py*"):
-        text = path.read_text()
-        assert "\nfrom arena." not in text and "\nimport arena." not in text, path
+    for proto_set in games_proto_build.SETS:
+        for path in proto_set.out_dir.rglob("*_pb2.py*"):
+            text = path.read_text()
+            assert "\nfrom arena." not in text and "\nimport arena." not in text, path
 
 
 def _buf() -> str:

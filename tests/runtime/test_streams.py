@@ -321,7 +321,9 @@ class GatedLog(EventLog):
     async def end_offsets(self, topic: str) -> dict[int, int]:
         return await self.inner.end_offsets(topic)
 
-    def consumer(self, group: str, topics: Sequence[str]) -> Consumer:
+    def consumer(
+        self, group: str, topics: Sequence[str], *, every_partition: bool = False
+    ) -> Consumer:
         return self.inner.consumer(group, topics)
 
 

@@ -224,6 +224,25 @@ async def test_seek_rereads_a_partition(make_log: LogMaker, topic: str) -> None:
                 await consumer.seek(TopicPartition(topic, 9), 0)
 
 
+async def test_lag_counts_what_another_writer_appended(make_log: LogMaker, topic: str) -> None:
+    """The live lag (`arena_consumer_partition_lag`): the records past what the member handed
+    out, other writers' appends included, and nothing once it has read them all."""
+    tp = TopicPartition(topic, 0)
+    async with make_log() as log:
+        await log.create_topics([TopicSpec(topic, partitions=1)])
+        async with log.consumer("lag", [topic]) as consumer:
+            assert await consumer.poll(timeout_ms=300) == []
+            async with make_log() as writer:  # another process's log over the same storage
+                await writer.append(topic, [OutgoingRecord(value=b"x") for _ in range(30)])
+            got: list[Record] = []
+            while not got:
+                got = await consumer.poll(timeout_ms=1000, max_records=10)
+            assert len(got) <= 10
+            assert (await consumer.lag())[tp] == 30 - len(got)
+            got += await poll_until(consumer, 30 - len(got))
+            assert (await consumer.lag())[tp] == 0
+
+
 async def assignments_settle(consumers: list[Consumer], seconds: float = 30.0) -> None:
     """Poll every member until the assignments are disjoint, cover everything and each has some."""
     deadline = time.monotonic() + seconds
@@ -270,3 +289,21 @@ async def test_two_members_split_the_partitions(make_log: LogMaker, topic: str) 
             assert len(first.assignment()) == PARTITIONS
         finally:
             await first.stop()
+
+
+async def test_a_reader_of_every_partition_has_them_once_started(
+    make_log: LogMaker, topic: str
+) -> None:
+    """``every_partition`` (each gateway's fan-out reader): every partition is this member's as
+    soon as it has started, before any poll (no group join to wait for: half the session
+    timeout on Tansu), and it reads from where it seeks."""
+    async with make_log() as log:
+        await log.create_topics([TopicSpec(topic, partitions=PARTITIONS)])
+        await log.append(topic, keyed(12))
+        async with log.consumer("reader", [topic], every_partition=True) as reader:
+            every = {TopicPartition(topic, p) for p in range(PARTITIONS)}
+            assert reader.assignment() == every
+            for tp in every:
+                await reader.seek(tp, 0)
+            got = await poll_until(reader, 12)
+            assert sorted(r.value for r in got) == sorted(f"v{i}".encode() for i in range(12))

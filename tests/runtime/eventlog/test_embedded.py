@@ -230,3 +230,40 @@ async def test_a_start_that_fails_leaves_no_thread_behind(tmp_path: Path) -> Non
     assert _eventlog_threads() == before
     with pytest.raises(EventLogError, match="not started"):
         await log.end_offsets("t")
+
+
+async def test_retention_and_compaction_let_records_go_but_never_a_partitions_last(
+    tmp_path: Path,
+) -> None:
+    """The views' retention and the snapshots' compaction hold on the embedded log too: old
+    records go, replaced keys go, the next offset and what is kept read as before."""
+    async with EmbeddedEventLog(tmp_path / "events.db") as log:
+        await log.create_topics(
+            [
+                TopicSpec("views", partitions=1, retention_ms=60_000),
+                TopicSpec("snapshots", partitions=1, compacted=True),
+                TopicSpec("events", partitions=1),
+            ]
+        )
+        for name in ("views", "events"):
+            await log.append(name, [OutgoingRecord(value=f"{name}{i}".encode()) for i in range(5)])
+        await log.append(
+            "snapshots",
+            [OutgoingRecord(value=f"s{i}".encode(), key=f"p{i % 2}".encode()) for i in range(5)],
+        )
+        assert await log.sweep() == 3  # the snapshots each key's latest replaces; no view is old
+        written = (await log.read("views", 0, 0, 10))[0].timestamp_ms
+        # An hour later: every view but the partition's last is past its retention.
+        gone = await log.sweep(now=written + 3_600_000)
+        assert gone == 4
+        # Read from the file, as another process does (this one still holds its own appends).
+        async with EmbeddedEventLog(tmp_path / "events.db") as other:
+            assert [r.value for r in await other.read("views", 0, 0, 10)] == [b"views4"]
+            assert [r.value for r in await other.read("events", 0, 0, 10)] == [
+                f"events{i}".encode() for i in range(5)
+            ]
+            kept = await other.read("snapshots", 0, 0, 10)
+            assert [(r.key, r.offset) for r in kept] == [(b"p1", 3), (b"p0", 4)]
+        (position,) = await log.append("views", [OutgoingRecord(value=b"views5")])
+        assert position.offset == 5
+        assert await log.end_offset("views", 0) == 6

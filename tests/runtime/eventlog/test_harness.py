@@ -6,7 +6,8 @@ import socket
 
 import pytest
 
-from tests.harness.kafka import _free_port, answers_kafka
+from tests.harness.kafka import answers_kafka
+from tests.harness.support import free_port
 
 
 @pytest.mark.kafka
@@ -17,7 +18,7 @@ def test_the_session_broker_answers_kafka(kafka_bootstrap: str, topic_prefix: st
 
 
 def test_a_closed_port_or_a_silent_listener_is_not_a_broker() -> None:
-    assert not answers_kafka("127.0.0.1", _free_port(), timeout=0.2)
+    assert not answers_kafka("127.0.0.1", free_port(), timeout=0.2)
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()

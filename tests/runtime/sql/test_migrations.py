@@ -4,10 +4,11 @@ import asyncio
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from arena_runtime.sql import create_engine, upgrade_head
 from arena_runtime.sql.metadata import metadata
-from arena_runtime.sql.migrate import current_revisions, head_revisions
+from arena_runtime.sql.migrate import current_revisions, declared_heads, head_revisions
 from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -94,3 +95,48 @@ async def test_arena_migrate_refuses_a_bad_database_url() -> None:
     done = await asyncio.to_thread(_arena_migrate, "mysql://nowhere/arena")
     assert done.returncode == 2
     assert done.stderr.startswith("arena migrate:")
+
+
+def test_the_revision_files_declare_alembics_heads() -> None:
+    """What lets a start skip Alembic: the heads read from the files are Alembic's."""
+    assert declared_heads() == head_revisions()
+
+
+_OPEN_DATABASE = """
+import asyncio, sys
+from pathlib import Path
+from arena_runtime.config import Settings
+from arena_runtime.sql import open_database
+
+async def main() -> None:
+    engine = await open_database(Settings(database_url=sys.argv[1], data_dir=Path(sys.argv[2])))
+    await engine.dispose()
+
+asyncio.run(main())
+print("alembic" in sys.modules)
+"""
+
+
+async def test_a_database_at_its_heads_is_opened_without_alembic(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A process's start opens the database: a new one is migrated by Alembic; one already at
+    every head (every later start) is left alone, Alembic not even imported (its import and its
+    scan of the revisions were about half a second of each start)."""
+
+    def open_in_a_process() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", _OPEN_DATABASE, db_url, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    assert await asyncio.to_thread(open_in_a_process) == "True"
+    engine = create_engine(db_url)
+    try:
+        assert await current_revisions(engine) == head_revisions()
+    finally:
+        await engine.dispose()
+    assert await asyncio.to_thread(open_in_a_process) == "False"

@@ -15,8 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from arena_runtime.redaction import redact
 
 ENV_PREFIX = "ARENA_"
 #: Variables of the test harness (tests/harness), not settings of the processes.
@@ -24,12 +27,15 @@ TEST_ENV_PREFIX = "ARENA_TEST_"
 
 _DATABASE_SCHEMES = ("postgresql+asyncpg://", "sqlite+aiosqlite://")
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
 class ConfigError(ValueError):
     """A setting is invalid; ``variable`` names the ARENA_ environment variable at fault."""
 
     def __init__(self, variable: str, problem: str) -> None:
+        # The problem may quote the value, or a driver's error quoting it: never a password.
+        problem = redact(problem)
         super().__init__(f"{variable}: {problem}")
         self.variable = variable
         self.problem = problem
@@ -40,13 +46,51 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(Path("./var"), description="State of the embedded mode.")
     kafka_bootstrap: str | None = Field(None, description="host:port[,host:port]; unset: embedded")
-    database_url: str | None = Field(None, description="SQLAlchemy async URL; unset: SQLite")
-    redis_url: str | None = Field(None, description="redis://host:port/db; unset: in-process")
+    # Secrets (a password in a URL, credentials) are SecretStr: repr, str and dumps show
+    # '**********', and a bad value's error message hides them (load_settings).
+    database_url: SecretStr | None = Field(None, description="SQLAlchemy async URL; unset: SQLite")
+    redis_url: SecretStr | None = Field(None, description="redis://host:port/db; unset: in-process")
     topic_prefix: str = Field("", description="Prepended to every topic name.")
     kafka_fetch_wait_ms: int = Field(
         3, ge=1, le=10_000, description="How long a Kafka fetch waits at a partition's end."
     )
     partitions: int = Field(8, ge=1, le=1024, description="Partitions of topics Arena creates.")
+    # -- Kafka durability and security (docs/operations.md, "Kafka") ----------------------
+    kafka_replication_factor: int = Field(
+        1, ge=1, le=32, description="Replicas of each topic Arena creates."
+    )
+    kafka_min_insync_replicas: int | None = Field(
+        None,
+        ge=1,
+        le=32,
+        description="min.insync.replicas of each topic Arena creates; unset: the broker's.",
+    )
+    kafka_tls: bool = Field(False, description="Connect to the brokers over TLS.")
+    kafka_tls_ca_file: Path | None = Field(
+        None, description="PEM file of the CAs that sign the brokers' certificates."
+    )
+    kafka_tls_cert_file: Path | None = Field(
+        None, description="PEM file of this client's certificate (mutual TLS)."
+    )
+    kafka_tls_key_file: Path | None = Field(None, description="PEM file of the client's key.")
+    kafka_tls_key_password: SecretStr | None = Field(
+        None, description="Password of the client's key file, if it is encrypted."
+    )
+    kafka_tls_check_hostname: bool = Field(
+        True, description="Check that a broker's certificate names the host connected to."
+    )
+    kafka_sasl_mechanism: str | None = Field(
+        None,
+        pattern=r"^(PLAIN|SCRAM-SHA-256|SCRAM-SHA-512)$",
+        description="SASL mechanism to authenticate with; unset: no SASL.",
+    )
+    kafka_sasl_username: str | None = Field(None, description="SASL user name.")
+    kafka_sasl_password: SecretStr | None = Field(None, description="SASL password.")
+    export_pseudonym_key: SecretStr | None = Field(
+        None,
+        description="Key of the keyed hash that `arena events export --pseudonymise` replaces "
+        "player identifiers with (arena_runtime.privacy); at least 16 characters.",
+    )
     consumer_session_timeout_ms: int = Field(
         10_000,
         ge=1000,
@@ -64,8 +108,27 @@ class Settings(BaseSettings):
     )
     http_host: str = Field("127.0.0.1", description="Address the HTTP server binds.")
     http_port: int = Field(8000, ge=0, le=65535, description="Port of the HTTP server.")
+    http_header_timeout_seconds: float = Field(
+        10,
+        gt=0,
+        le=3600,
+        description="How long a client may take to send a request's head, from its first byte "
+        "(from the connection's opening for the first request).",
+    )
+    http_idle_timeout_seconds: float = Field(
+        5,
+        gt=0,
+        le=3600,
+        description="How long a connection may stay silent between requests or inside a "
+        "request's body.",
+    )
     log_level: str = Field("INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
     log_format: str = Field("json", pattern=r"^(json|console)$")
+    otel_traces_file: Path | None = Field(
+        None,
+        description="File the process appends its spans to, one JSON object per line (to view "
+        "traces without a collector, e.g. under make run); unset: none.",
+    )
     otel_exporter_endpoint: str | None = Field(None, description="OTLP/HTTP endpoint; unset: off")
     service_name: str = Field("arena", description="Service name in telemetry.")
     gc_freeze_seconds: float = Field(
@@ -102,6 +165,9 @@ class Settings(BaseSettings):
     allowed_origins: str = Field(
         "", description="Comma-separated WebSocket Origin allow-list; '*' allows any origin."
     )
+    web_dir: Path | None = Field(
+        None, description="The built web client served at /; unset: services/gateway/web/dist."
+    )
     session_ttl_seconds: float = Field(
         86_400, gt=0, description="How long a session token lives after its last use."
     )
@@ -114,28 +180,61 @@ class Settings(BaseSettings):
         description="How often each open WebSocket's session is looked up: an expired one is "
         "closed, a guest's is kept alive.",
     )
-    ws_time_sync_seconds: float = Field(5, gt=0, description="Interval of time_sync pushes.")
+    ws_time_sync_seconds: float = Field(
+        5, gt=0, description="Interval of the clocks' pushes (time_sync), by the match service."
+    )
     ws_auth_timeout_seconds: float = Field(
         10, gt=0, description="How long a new WebSocket may take to authenticate."
     )
     ws_rate_limit: float = Field(10, gt=0, description="Client messages per second per player.")
     ws_max_message_bytes: int = Field(
-        4096, ge=256, le=1_048_576, description="Largest client message accepted."
+        4096,
+        ge=256,
+        le=1_048_576,
+        description="Largest client message accepted; a larger frame closes the socket (1009).",
     )
+    ws_max_sockets_per_address: int = Field(
+        100, ge=1, description="WebSockets open at once from one client address."
+    )
+    guest_rate: float = Field(1, gt=0, description="Guests created per second per client address.")
+    guest_burst: float = Field(
+        20, ge=1, description="Guests created at once from one address before that rate applies."
+    )
+    puzzle_rate: float = Field(
+        2, gt=0, description="Puzzles shown or checked per second per player (the trainer's CPU)."
+    )
+    puzzle_burst: float = Field(10, ge=1, description="Puzzle requests at once before that rate.")
     command_timeout_seconds: float = Field(
         10, gt=0, description="How long the gateway waits for a command's answer in the log."
     )
-    # -- accounts (docs/architecture.md, "Accounts") ---------------------------------------
+    ws_drain_seconds: float = Field(
+        5,
+        ge=0,
+        le=60,
+        description="On shutdown, how long the gateway waits for the answers of commands in "
+        "flight after telling its sockets server_shutdown, before closing them with 1012.",
+    )
+    # -- accounts (docs/services.md, "Accounts") -------------------------------------------
     account_session_seconds: float = Field(
         604_800, gt=0, description="How long a signed-in account's session token lives."
     )
     sign_in_rate: float = Field(
         0.2,
         gt=0,
-        description="Sign-in attempts per second per username (ten times that per address).",
+        description="Sign-in attempts per second per username and client address (ten times "
+        "that per address).",
     )
     sign_in_burst: float = Field(
-        5, ge=1, description="Sign-in attempts allowed at once before the rate applies."
+        5,
+        ge=1,
+        description="Sign-in attempts allowed at once before the rate applies, and failures in a "
+        "row before each further one makes the next attempt wait.",
+    )
+    sign_in_backoff_seconds: float = Field(
+        1, gt=0, description="The first wait after too many failed sign-ins; doubled each failure."
+    )
+    sign_in_backoff_max_seconds: float = Field(
+        900, gt=0, description="The longest wait after failed sign-ins."
     )
     register_rate: float = Field(
         0.05,
@@ -155,6 +254,12 @@ class Settings(BaseSettings):
     match_evict_seconds: float = Field(
         120, ge=0, description="How long a finished match stays in the match service's memory."
     )
+    match_snapshot_seconds: float = Field(
+        30,
+        ge=0,
+        description="How often the match service snapshots each partition it owns that moved "
+        "(0: only at a graceful stop).",
+    )
     # -- matchmaking service (docs/online-play.md) -----------------------------------------
     room_cap: int = Field(
         10_000, ge=1, description="Most rooms open at once (waiting, playing or finished)."
@@ -164,6 +269,14 @@ class Settings(BaseSettings):
     )
     room_idle_seconds: float = Field(
         120, gt=0, description="How long a finished room with nobody connected stays open."
+    )
+    live_match_seconds: float = Field(
+        7200,
+        gt=0,
+        description=(
+            "Matchmaking: how long after its start an AI game or quick match still counts as the"
+            " player's live match if its end was never read (one live match per player)."
+        ),
     )
     room_forget_seconds: float = Field(
         120,
@@ -181,6 +294,11 @@ class Settings(BaseSettings):
     def _lower_case(cls, value: Any) -> Any:
         return value.lower() if isinstance(value, str) else value
 
+    @field_validator("kafka_sasl_mechanism", mode="before")
+    @classmethod
+    def _upper_case_mechanism(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
     @field_validator("kafka_bootstrap")
     @classmethod
     def _check_bootstrap(cls, value: str | None) -> str | None:
@@ -188,23 +306,83 @@ class Settings(BaseSettings):
             return None
         for address in value.split(","):
             host, sep, port = address.strip().rpartition(":")
-            if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            if (
+                not sep
+                or not host
+                or "@" in host
+                or not port.isdigit()
+                or not 0 < int(port) < 65536
+            ):
                 raise ValueError("expected host:port[,host:port]")
         return value
 
     @field_validator("database_url")
     @classmethod
-    def _check_database_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(_DATABASE_SCHEMES):
+    def _check_database_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith(_DATABASE_SCHEMES):
             raise ValueError(f"expected a URL starting with one of {', '.join(_DATABASE_SCHEMES)}")
         return value
 
     @field_validator("redis_url")
     @classmethod
-    def _check_redis_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(_REDIS_SCHEMES):
+    def _check_redis_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith(_REDIS_SCHEMES):
             raise ValueError(f"expected a URL starting with one of {', '.join(_REDIS_SCHEMES)}")
         return value
+
+    @field_validator("export_pseudonym_key")
+    @classmethod
+    def _check_pseudonym_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < 16:
+            raise ValueError("a pseudonym key needs at least 16 characters")
+        return value
+
+    @model_validator(mode="after")
+    def _check_kafka_together(self) -> Settings:
+        """Kafka settings that only make sense together; the error names the one to change."""
+        problems = (
+            (
+                self.kafka_min_insync_replicas is not None
+                and self.kafka_min_insync_replicas > self.kafka_replication_factor,
+                "kafka_min_insync_replicas",
+                f"{self.kafka_min_insync_replicas} is more than the "
+                f"{self.kafka_replication_factor} replicas of ARENA_KAFKA_REPLICATION_FACTOR: "
+                "every append would be refused",
+            ),
+            (
+                (self.kafka_tls_cert_file is None) != (self.kafka_tls_key_file is None),
+                "kafka_tls_key_file" if self.kafka_tls_key_file is None else "kafka_tls_cert_file",
+                "a client certificate needs both ARENA_KAFKA_TLS_CERT_FILE and "
+                "ARENA_KAFKA_TLS_KEY_FILE",
+            ),
+            (
+                not self.kafka_tls
+                and not (self.kafka_tls_ca_file is None and self.kafka_tls_cert_file is None),
+                "kafka_tls",
+                "TLS files are given but ARENA_KAFKA_TLS is off",
+            ),
+            (
+                self.kafka_sasl_mechanism is not None
+                and (self.kafka_sasl_username is None or self.kafka_sasl_password is None),
+                "kafka_sasl_username"
+                if self.kafka_sasl_username is None
+                else "kafka_sasl_password",
+                f"SASL {self.kafka_sasl_mechanism} needs ARENA_KAFKA_SASL_USERNAME and "
+                "ARENA_KAFKA_SASL_PASSWORD",
+            ),
+            (
+                self.kafka_sasl_mechanism is None
+                and (self.kafka_sasl_username or self.kafka_sasl_password) is not None,
+                "kafka_sasl_mechanism",
+                f"SASL credentials are given without a mechanism ({', '.join(SASL_MECHANISMS)})",
+            ),
+        )
+        for wrong, field, problem in problems:
+            if wrong:
+                raise PydanticCustomError(
+                    "arena_settings", "{problem}", {"field": field, "problem": problem}
+                )
+        return self
 
     @field_validator("otel_exporter_endpoint")
     @classmethod
@@ -261,7 +439,23 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         loaded = _FromValues.model_validate(values)
     except ValidationError as exc:
         error = exc.errors()[0]
-        field = str(error["loc"][0]) if error["loc"] else "?"
+        context = error.get("ctx") or {}
+        field = str(error["loc"][0]) if error["loc"] else str(context.get("field", "?"))
         message = str(error["msg"]).removeprefix("Value error, ")
-        raise ConfigError(variable_name(field), f"{message} (got {values.get(field)!r})") from None
+        given = _shown(field, values.get(field))
+        raise ConfigError(variable_name(field), f"{message} (got {given})") from None
     return Settings.model_construct(_fields_set=loaded.model_fields_set, **loaded.model_dump())
+
+
+def _shown(field: str, raw: str | None) -> str:
+    """A given value as an error message may show it: never a password."""
+    annotation = (
+        str(Settings.model_fields[field].annotation) if field in Settings.model_fields else ""
+    )
+    if raw is None or "SecretStr" not in annotation:
+        return repr(raw)
+    if "://" in raw:  # a URL: its scheme and host help, its credentials must not show
+        scheme, _, rest = raw.partition("://")
+        host = rest.rpartition("@")[2].split("/", 1)[0]
+        return f"a {scheme}:// URL to {host!r}, credentials hidden"
+    return "a secret value, hidden"

@@ -38,10 +38,12 @@ and :meth:`ConsumerLoop.flush` (call it before stopping the consumer) still comm
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
@@ -264,8 +266,10 @@ class ConsumerLoop(Generic[T]):
         }
 
     async def _process_batch(self, records: list[Record]) -> None:
-        """One partition's records to the batch handler: one span, each command carrying on
-        its own trace through its context (the handler puts it on what the command causes)."""
+        """One partition's records to the batch handler. Each record keeps its own trace: while
+        spans are exported, one consumer span per record (a child of the span that wrote it),
+        whose context the item then carries, so what the handler writes for it follows that
+        span; otherwise the items carry on their writers' contexts as they are."""
         assert self.batch_handler is not None
         items = []
         for record in records:
@@ -279,23 +283,39 @@ class ConsumerLoop(Generic[T]):
         started = time.perf_counter()
         attributes = self._span_attributes(first)
         attributes["messaging.batch.message_count"] = len(items)
-        with telemetry.tracer().start_as_current_span(
-            f"{first.topic} process", kind=SpanKind.CONSUMER, attributes=attributes
-        ):
+        parents = (
+            [self._parent(item, record) for item, record in items] if telemetry.exporting() else []
+        )
+        with telemetry.record_spans(f"{first.topic} process", parents, attributes) as carried:
+            if carried:
+                items = [
+                    (_carrying(item, traceparent, tracestate), record)
+                    for (item, record), (traceparent, tracestate) in zip(
+                        items, carried, strict=True
+                    )
+                ]
             await self.batch_handler(items)
         metrics.HANDLER_SECONDS.labels(first.topic, self.group).observe(
             time.perf_counter() - started
         )
         metrics.RECORDS_CONSUMED.labels(first.topic, self.group).inc(len(items))
 
+    @staticmethod
+    def _parent(item: object, record: Record) -> otel_context.Context:
+        """The context of the span that wrote ``record``: its headers', else its envelope's."""
+        parent = telemetry.context_from_headers(record.headers)
+        if not trace.get_current_span(parent).get_span_context().is_valid:
+            parent = telemetry.context_of(
+                getattr(item, "traceparent", ""), getattr(item, "tracestate", "")
+            )
+        return parent
+
     async def _process(self, record: Record) -> None:
         item = decode_or_skip(self.decode, record, self.group)
         if item is None:
             return
         metrics.observe_age(record.topic, self.group, (record.timestamp_ms,))
-        parent = telemetry.context_from_headers(record.headers)
-        if not trace.get_current_span(parent).get_span_context().is_valid:
-            parent = telemetry.context_of(getattr(item, "traceparent", ""))
+        parent = self._parent(item, record)
         started = time.perf_counter()
         with telemetry.tracer().start_as_current_span(
             f"{record.topic} process",
@@ -309,6 +329,13 @@ class ConsumerLoop(Generic[T]):
             time.perf_counter() - started
         )
         metrics.RECORDS_CONSUMED.labels(record.topic, self.group).inc()
+
+
+def _carrying(item: T, traceparent: str, tracestate: str) -> T:
+    """``item`` (a Command or Event) carrying another trace context on."""
+    if dataclasses.is_dataclass(item) and hasattr(item, "traceparent"):
+        return dataclasses.replace(item, traceparent=traceparent, tracestate=tracestate)  # type: ignore[type-var]
+    return item
 
 
 def _by_partition(records: list[Record]) -> dict[TopicPartition, list[Record]]:

@@ -4,7 +4,9 @@ A record's value is an ``arena.v1.Envelope`` (events) or ``arena.v1.CommandEnvel
 (commands) whose payload is opaque bytes named by ``type`` and ``schema_version``. A
 :class:`Schemas` registry knows, per type, how to decode every version still found in the log
 and how to upcast each one to the next, so a reader always gets the current shape of a payload
-and old events are never rewritten (DESIGN.md, rule 6).
+and old events are never rewritten (architecture rule 6). A legacy type may also be read as
+another type altogether (:meth:`Schemas.add_legacy` with ``into``): the decoded event or command
+then carries the new type, as if it had been written so.
 
 Decoding fails only with an :class:`EnvelopeError`: :class:`UndecodableRecord`,
 :class:`UnknownType` or :class:`UnsupportedSchemaVersion`. Consumers log, count and skip those
@@ -37,9 +39,31 @@ TYPE_HEADER = "arena-type"
 TRACEPARENT_HEADER = telemetry.TRACEPARENT
 TRACESTATE_HEADER = telemetry.TRACESTATE
 EVENT_CONTENT_TYPE = f"{PROTOBUF}; messageType=arena.v1.Envelope"
+
+#: CloudEvents 1.0 attributes, Kafka protocol binding, binary content mode: the record's value
+#: is the event data (the envelope, ``content-type`` its datacontenttype) and each attribute is a
+#: ``ce_`` header, so generic CloudEvents tools can route, dedupe and order Arena's records
+#: without decoding them. Readers never need them (records written before them lack them).
+CE_SPECVERSION_HEADER = "ce_specversion"
+CE_ID_HEADER = "ce_id"
+CE_SOURCE_HEADER = "ce_source"
+CE_TYPE_HEADER = "ce_type"
+CE_TIME_HEADER = "ce_time"
+#: The Partitioning extension: the stream (equal to the record key).
+CE_PARTITIONKEY_HEADER = "ce_partitionkey"
+#: The Sequence extension: the event's sequence in its stream, as 20 zero-padded digits so that
+#: the string order is the number order (events only).
+CE_SEQUENCE_HEADER = "ce_sequence"
+CE_SPECVERSION = "1.0"
+#: ``ce_source`` is this prefix and the stream: an id is unique within its stream's source.
+CE_SOURCE_PREFIX = "/arena/streams/"
+CE_SEQUENCE_DIGITS = 20
 COMMAND_CONTENT_TYPE = f"{PROTOBUF}; messageType=arena.v1.CommandEnvelope"
 
 Upcaster = Callable[[Any], Any]
+#: An upcaster registered beside a type's own versions: it gets the payload and its record's
+#: stream (a cross-type upcaster may need what only the envelope says, e.g. the match id).
+LegacyUpcaster = Callable[[Any, str], Any]
 
 
 class EnvelopeError(Exception):
@@ -85,6 +109,9 @@ class Event:
     #: The write this event was appended in ("" for a batch of one), and its place in it.
     batch_id: str = ""
     batch_index: int = 0
+    #: The type the record was written as, when it is read as another (a legacy type upcast
+    #: ``into`` a newer one, :meth:`Schemas.add_legacy`); "" when it is read as written.
+    written_type: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,12 +153,22 @@ def _encode_json(payload: Any) -> bytes:
     return json.dumps(payload, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode()
 
 
+@dataclass(frozen=True, slots=True)
+class _Legacy:
+    """How an old version of a type becomes the next version, or another type's current one."""
+
+    into: str
+    upcast: LegacyUpcaster
+
+
 @dataclass
 class Schemas:
     """Registry of payload types and their versions."""
 
     _versions: dict[str, dict[int, PayloadSchema]] = field(default_factory=dict)
     _type_of_class: dict[type, str] = field(default_factory=dict)
+    #: (type, version) -> its legacy upcaster, registered by another party than the type's owner.
+    _legacy: dict[tuple[str, int], _Legacy] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The runtime's own payloads, so every registry can read what a stream runner writes.
@@ -143,7 +180,12 @@ class Schemas:
         versions = self._versions.setdefault(schema.type, {})
         if schema.version in versions:
             raise ValueError(f"{schema.type} v{schema.version} is already registered")
-        if schema.version > 1 and schema.upcast is None and schema.version - 1 in versions:
+        if (
+            schema.version > 1
+            and schema.upcast is None
+            and schema.version - 1 in versions
+            and (schema.type, schema.version - 1) not in self._legacy
+        ):
             raise ValueError(f"{schema.type} v{schema.version} needs an upcaster from v1")
         versions[schema.version] = schema
         if schema.python_type is not None and schema.version == max(versions):
@@ -181,18 +223,79 @@ class Schemas:
             if message_class.DESCRIPTOR.full_name not in self._versions:
                 self.add_message(message_class)
 
+    def add_legacy(
+        self,
+        message_class: type[Message],
+        *,
+        version: int,
+        upcast: LegacyUpcaster,
+        type: str | None = None,
+        into: str | None = None,
+    ) -> None:
+        """Read ``version`` of a protobuf type written before its current shape.
+
+        Without ``into``, ``upcast(payload, stream)`` turns it into the next version of the same
+        type (which is registered, or will be, by the type's owner: the lobby's settings were a
+        game's until the game seam, so the game upcasts them). With ``into``, a record of this
+        type and version is read as a payload of type ``into`` at its current version, and the
+        decoded event or command says ``into``: a legacy type that the new code no longer
+        writes. Either way the log is not rewritten; ``schema_version`` says what was written.
+        """
+        name = type or message_class.DESCRIPTOR.full_name
+        key = (name, version)
+        if key in self._legacy:
+            raise ValueError(f"{name} v{version} already has a legacy upcaster")
+        versions = self._versions.setdefault(name, {})
+        if version not in versions:
+            versions[version] = PayloadSchema(
+                type=name,
+                version=version,
+                content_type=PROTOBUF,
+                decode=message_class.FromString,
+                encode=_not_written(name, version),
+            )
+        self._legacy[key] = _Legacy(into or name, upcast)
+
     def add_json(self, type: str, *, version: int = 1, upcast: Upcaster | None = None) -> None:
         """Register a JSON payload type (any JSON value, written with sorted keys)."""
         self.add(PayloadSchema(type, version, JSON, _decode_json, _encode_json, upcast))
 
+    def has(self, type: str, version: int) -> bool:
+        """Whether ``version`` of ``type`` is readable here."""
+        return version in self._versions.get(type, {})
+
     def types(self) -> list[str]:
+        """Every type this registry writes or reads (legacy types read as another included)."""
         return sorted(self._versions)
+
+    def reads_as(self, type: str) -> str:
+        """The type a record of ``type`` is read as: itself, or for a legacy type that is only
+        read as another, that one (the catalogue of topics lists both)."""
+        if self._read_as_other(type):
+            return next(
+                legacy.into
+                for (name, _), legacy in sorted(self._legacy.items())
+                if name == type and legacy.into != type
+            )
+        return type
+
+    def versions(self, type: str) -> tuple[int, ...]:
+        """The schema versions of ``type`` readable here, oldest first."""
+        return tuple(sorted(self._versions.get(type, {})))
 
     def current(self, type: str) -> PayloadSchema:
         versions = self._versions.get(type)
-        if not versions:
+        if not versions or self._read_as_other(type):
             raise UnknownType(f"unknown payload type {type!r}")
         return versions[max(versions)]
+
+    def _read_as_other(self, type: str) -> bool:
+        """True for a type that is only read, as another type (never written any more)."""
+        versions = self._versions.get(type, {})
+        return bool(versions) and all(
+            (legacy := self._legacy.get((type, v))) is not None and legacy.into != type
+            for v in versions
+        )
 
     def type_of(self, payload: Any) -> str:
         """The registered type of a protobuf payload (JSON payloads must name their type)."""
@@ -209,7 +312,14 @@ class Schemas:
         return schema.encode(payload), schema.version, schema.content_type
 
     def decode(self, type: str, version: int, content_type: str, data: bytes) -> Any:
-        """The payload upcast to the current version of its type."""
+        """The payload upcast to the current version of its type (or the type it is read as)."""
+        return self.read(type, version, content_type, data)[1]
+
+    def read(
+        self, type: str, version: int, content_type: str, data: bytes, stream: str = ""
+    ) -> tuple[str, Any]:
+        """(type, payload): the payload upcast to the current version of its type, or, for a
+        legacy type read as another, that type and its payload."""
         versions = self._versions.get(type)
         if not versions:
             raise UnknownType(f"unknown payload type {type!r}")
@@ -225,15 +335,36 @@ class Schemas:
             payload = schema.decode(data)
         except (DecodeError, UnicodeDecodeError, ValueError) as exc:
             raise UndecodableRecord(f"{type} v{version} payload: {exc}") from exc
+        legacy = self._legacy.get((type, version))
+        if legacy is not None and legacy.into != type:
+            if legacy.into not in self._versions:
+                raise UnknownType(f"{type} v{version} reads as {legacy.into}, not registered")
+            try:
+                return legacy.into, legacy.upcast(payload, stream)
+            except Exception as exc:
+                raise UndecodableRecord(f"{type}: upcast to {legacy.into} failed: {exc!r}") from exc
         for target in range(version + 1, max(versions) + 1):
             step = versions.get(target)
-            if step is None or step.upcast is None:
-                raise UnsupportedSchemaVersion(f"{type}: no upcaster from v{target - 1}")
+            legacy = self._legacy.get((type, target - 1))
             try:
-                payload = step.upcast(payload)
+                if legacy is not None:
+                    payload = legacy.upcast(payload, stream)
+                elif step is not None and step.upcast is not None:
+                    payload = step.upcast(payload)
+                else:
+                    raise UnsupportedSchemaVersion(f"{type}: no upcaster from v{target - 1}")
+            except UnsupportedSchemaVersion:
+                raise
             except Exception as exc:
                 raise UndecodableRecord(f"{type}: upcast to v{target} failed: {exc!r}") from exc
-        return payload
+        return type, payload
+
+
+def _not_written(type: str, version: int) -> Callable[[Any], bytes]:
+    def refuse(payload: Any) -> bytes:
+        raise TypeError(f"{type} v{version} is only read, never written")
+
+    return refuse
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -286,13 +417,15 @@ class Codec:
 
     def decode_event(self, data: bytes) -> Event:
         message = envelope_pb2.Envelope()
-        payload = self._parse(message, data, _EVENT_FIELDS, "event")
+        type_, payload = self._parse(message, data, _EVENT_FIELDS, "event")
         return Event(
             event_id=message.event_id,
             sequence=message.sequence,
+            type=type_,
             payload=payload,
             batch_id=message.batch_id,
             batch_index=message.batch_index,
+            written_type=message.type if message.type != type_ else "",
             **_decoded_fields(message),
         )
 
@@ -310,8 +443,10 @@ class Codec:
 
     def decode_command(self, data: bytes) -> Command:
         message = envelope_pb2.CommandEnvelope()
-        payload = self._parse(message, data, _COMMAND_FIELDS, "command")
-        return Command(command_id=message.command_id, payload=payload, **_decoded_fields(message))
+        type_, payload = self._parse(message, data, _COMMAND_FIELDS, "command")
+        return Command(
+            command_id=message.command_id, type=type_, payload=payload, **_decoded_fields(message)
+        )
 
     def command_record(self, command: Command) -> OutgoingRecord:
         """The record to send: keyed by stream, with routing and trace headers."""
@@ -338,8 +473,9 @@ class Codec:
 
     def _parse(
         self, message: _EnvelopeMessage, data: bytes, required: tuple[str, ...], what: str
-    ) -> Any:
-        """Fill ``message`` from ``data``; returns its payload upcast to the current version."""
+    ) -> tuple[str, Any]:
+        """Fill ``message`` from ``data``; returns its (type, payload) upcast to the current
+        version, or to the type a legacy type is read as."""
         try:
             message.ParseFromString(data)
         except (DecodeError, ValueError) as exc:
@@ -347,8 +483,12 @@ class Codec:
         for name in required:
             if not getattr(message, name):
                 raise UndecodableRecord(f"{what} without {name}")
-        return self.schemas.decode(
-            message.type, message.schema_version, message.payload_content_type, message.payload
+        return self.schemas.read(
+            message.type,
+            message.schema_version,
+            message.payload_content_type,
+            message.payload,
+            message.stream,
         )
 
 
@@ -356,7 +496,6 @@ def _decoded_fields(message: _EnvelopeMessage) -> dict[str, Any]:
     """The fields of Event and Command read the same way from either envelope."""
     return {
         "stream": message.stream,
-        "type": message.type,
         "time": _datetime(message.time),
         "causation_id": message.causation_id,
         "correlation_id": message.correlation_id,
@@ -366,14 +505,32 @@ def _decoded_fields(message: _EnvelopeMessage) -> dict[str, Any]:
     }
 
 
+def ce_time(moment: datetime) -> str:
+    """An RFC 3339 time in UTC to the microsecond, as ``ce_time`` carries it."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def _record(value: bytes, content_type: str, item: Event | Command) -> OutgoingRecord:
-    """Keyed by stream, so a stream's records share a partition; headers route without decoding."""
-    headers = [(CONTENT_TYPE_HEADER, content_type.encode()), (TYPE_HEADER, item.type.encode())]
+    """Keyed by stream, so a stream's records share a partition; headers route without decoding
+    (Arena's own, then the CloudEvents binary-mode attributes)."""
+    stream = item.stream.encode()
+    headers = [
+        (CONTENT_TYPE_HEADER, content_type.encode()),
+        (TYPE_HEADER, item.type.encode()),
+        (CE_SPECVERSION_HEADER, CE_SPECVERSION.encode()),
+        (CE_ID_HEADER, (item.event_id if isinstance(item, Event) else item.command_id).encode()),
+        (CE_SOURCE_HEADER, CE_SOURCE_PREFIX.encode() + stream),
+        (CE_TYPE_HEADER, item.type.encode()),
+        (CE_TIME_HEADER, ce_time(item.time).encode()),
+        (CE_PARTITIONKEY_HEADER, stream),
+    ]
+    if isinstance(item, Event):
+        headers.append((CE_SEQUENCE_HEADER, f"{item.sequence:0{CE_SEQUENCE_DIGITS}d}".encode()))
     if item.traceparent:
         headers.append((TRACEPARENT_HEADER, item.traceparent.encode()))
     if item.tracestate:
         headers.append((TRACESTATE_HEADER, item.tracestate.encode()))
-    return OutgoingRecord(value=value, key=item.stream.encode(), headers=tuple(headers))
+    return OutgoingRecord(value=value, key=stream, headers=tuple(headers))
 
 
 #: The process-wide registry; services add their payload types (``SCHEMAS.add_message(...)``).

@@ -7,9 +7,11 @@ the ``group`` label (the consumer group, one per service) tells them apart.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import time
 from collections.abc import Iterable
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -60,6 +62,56 @@ COMMANDS = Counter(
     ["topic", "outcome"],
 )
 
+PARTITION_LAG = Gauge(
+    "arena_consumer_partition_lag",
+    "Records of a partition its consumer-group member has not fetched yet: the partition's "
+    "high watermark minus the member's position, after the member's latest poll (Kafka only).",
+    ["group", "topic", "partition"],
+)
+REBALANCES = Counter(
+    "arena_consumer_rebalances",
+    "Changes of a consumer-group member's partition assignment (a member joined, left, or "
+    "missed its session): each moves partitions, and their streams pause meanwhile.",
+    ["group"],
+)
+
+SNAPSHOT_AGE = Gauge(
+    "arena_stream_snapshot_age_seconds",
+    "Age of the newest snapshot of a stream partition this process owns (taken or resumed from): "
+    "how much of the log a new owner would read after the snapshot (docs/eventlog.md).",
+    ["topic", "partition"],
+)
+SNAPSHOT_BYTES = Gauge(
+    "arena_stream_snapshot_bytes",
+    "Size (compressed) of the newest snapshot this process took of a stream partition.",
+    ["topic", "partition"],
+)
+SNAPSHOT_SECONDS = Histogram(
+    "arena_stream_snapshot_seconds",
+    "Time taken to take and save one snapshot of a stream partition.",
+    ["topic"],
+)
+SNAPSHOT_LOADS = Counter(
+    "arena_stream_snapshot_loads",
+    "Partitions gained by a stream runner, by how (snapshot: from a snapshot plus the tail; "
+    "replay: from the start, no valid snapshot).",
+    ["topic", "outcome"],
+)
+
+
+def set_snapshot_age(topic: str, partition: int, taken_ms: int) -> None:
+    """Make the partition's snapshot-age series count from ``taken_ms`` (Unix ms)."""
+    SNAPSHOT_AGE.labels(topic, str(partition)).set_function(
+        lambda: max(0.0, time.time() - taken_ms / 1000)
+    )
+
+
+def forget_snapshot_age(topic: str, partition: int) -> None:
+    """Stop exporting the partition's snapshot age (the process no longer owns it)."""
+    with contextlib.suppress(KeyError):
+        SNAPSHOT_AGE.remove(topic, str(partition))
+
+
 GC_FROZEN_OBJECTS = Gauge(
     "arena_gc_frozen_objects",
     "Objects start-up left that the garbage collector's full passes no longer walk (gc.freeze).",
@@ -82,6 +134,36 @@ def observe_age(topic: str, group: str, timestamps_ms: Iterable[int]) -> None:
     for stamp in timestamps_ms:
         if stamp > 0:  # 0: a log that keeps no time
             series.observe(max(0.0, now_ms - stamp) / 1000)
+
+
+class ConsumerWatch:
+    """Rebalances and live per-partition lag of one consumer-group member, updated after each
+    of its polls (:meth:`observe`)."""
+
+    def __init__(self, group: str) -> None:
+        self.group = group
+        self._assignment: frozenset[Any] = frozenset()
+        self._labelled: set[tuple[str, int]] = set()
+
+    async def observe(self, consumer: Any) -> None:
+        assignment = consumer.assignment()
+        if assignment != self._assignment:
+            if assignment or self._assignment:
+                REBALANCES.labels(self.group).inc()
+            self._assignment = assignment
+            owned = {(tp.topic, tp.partition) for tp in assignment}
+            for topic, partition in self._labelled - owned:
+                PARTITION_LAG.remove(self.group, topic, str(partition))
+            self._labelled &= owned
+        for tp, lag in (await consumer.lag()).items():
+            PARTITION_LAG.labels(self.group, tp.topic, str(tp.partition)).set(lag)
+            self._labelled.add((tp.topic, tp.partition))
+
+    def close(self) -> None:
+        """Drop this member's lag series (it stopped)."""
+        for topic, partition in self._labelled:
+            PARTITION_LAG.remove(self.group, topic, str(partition))
+        self._labelled.clear()
 
 
 def sample(name: str, labels: dict[str, str]) -> float:

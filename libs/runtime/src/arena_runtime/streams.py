@@ -2,7 +2,7 @@
 
 A stream is one aggregate (a match, a room, a player's rating). Its events live on one event
 topic, keyed by the stream id, so they share a partition; each carries the stream's sequence
-number 1, 2, 3 … The rules of DESIGN.md, made reusable:
+number 1, 2, 3 … The rules of docs/architecture.md, made reusable:
 
 * **Next sequence only.** A reader applies an event only if its sequence is the next one for its
   stream; the first event with a given number in log order wins and later ones are ignored.
@@ -36,6 +36,8 @@ gets it back it reads what the other owner wrote before deciding anything.
 from __future__ import annotations
 
 import asyncio
+import time
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -43,7 +45,8 @@ from itertools import islice
 from typing import Any, Generic, TypeVar
 
 from google.protobuf.message import Message
-from opentelemetry.trace import SpanKind
+from opentelemetry import trace
+from opentelemetry.trace import Link, SpanKind
 
 from arena_runtime import metrics, telemetry
 from arena_runtime.envelope import CODEC, Codec, Command, Event, new_id, now
@@ -52,6 +55,13 @@ from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.eventlog.reading import read_forward
 from arena_runtime.malformed import decode_or_skip
 from arena_runtime.proto_gen.arena.v1.envelope_pb2 import CommandRejected
+from arena_runtime.snapshots import (
+    PartitionSnapshot,
+    Saved,
+    SnapshotPolicy,
+    SnapshotStore,
+    now_ms,
+)
 
 S = TypeVar("S")
 
@@ -188,6 +198,7 @@ class StreamRunner(Generic[S]):
         read_batch: int = 1000,
         on_written: Callable[[Sequence[Event], Sequence[Position]], None] | None = None,
         kept_answers: int = KEPT_ANSWERS,
+        snapshots: SnapshotPolicy[S] | None = None,
     ) -> None:
         if kept_answers < 1:
             raise ValueError("a runner keeps at least one answer per stream")
@@ -210,6 +221,13 @@ class StreamRunner(Generic[S]):
         self._streams: dict[str, StreamView[S]] = {}
         #: Partitions read to their end, written since only by this runner as far as it knows.
         self._at_end: set[int] = set()
+        #: What the service says about snapshots of its streams (None: every stream as records).
+        self.snapshots = snapshots
+        #: Offset of the first record seen of each stream: where its records start in a snapshot.
+        self._first_offset: dict[str, int] = {}
+        #: (sequence, batch id) at which each stream was last kept at rest: a stream given new
+        #: events since is kept as that rest plus its records after it.
+        self._rest_base: dict[str, tuple[int, str]] = {}
 
     async def _partition_count(self) -> int:
         if self._partitions is None:
@@ -233,6 +251,10 @@ class StreamRunner(Generic[S]):
     def view(self, stream: str) -> StreamView[S] | None:
         """The stream as folded so far, without reading the log; None if never seen."""
         return self._streams.get(stream)
+
+    def position(self, partition: int) -> int | None:
+        """The offset of the next record of ``partition`` to fold; None if never read."""
+        return self._next_offset.get(partition)
 
     def stream_count(self) -> int:
         """How many streams are held in memory."""
@@ -341,7 +363,12 @@ class StreamRunner(Generic[S]):
             if answered is not None:  # before, or earlier in this batch (delivered twice)
                 answers[index] = self._answered(answered, set())
                 continue
-            events = self._events_for(view, command)
+            with telemetry.detail_span(
+                f"{command.type} handle",
+                context=telemetry.context_of(command.traceparent, command.tracestate),
+                attributes={"arena.stream": command.stream},
+            ):
+                events = self._events_for(view, command)
             if not events:
                 metrics.COMMANDS.labels(self.topic, "accepted").inc()
                 answers[index] = Answer(command.command_id, command.stream)
@@ -398,6 +425,155 @@ class StreamRunner(Generic[S]):
             index: await self._handle_locked(partition, command, ours)
             for index, command in numbered
         }
+
+    # -- snapshots (arena_runtime.snapshots) -----------------------------------------------
+
+    async def take_snapshot(self, partition: int) -> PartitionSnapshot | None:
+        """A snapshot of ``partition`` as folded so far; None if it was never read.
+
+        Only the list of streams is taken under the partition's lock; the records of the streams
+        not at rest are then read from the log, which does not change below the position.
+        """
+        count = await self._partition_count()
+        policy = self.snapshots
+        async with self._lock(partition):
+            if partition not in self._next_offset:
+                return None
+            position = self._next_offset[partition]
+            resting: list[tuple[str, int, str]] = []
+            live: set[str] = set()
+            start = position
+            for stream, view in self._streams.items():
+                if partition_for(stream.encode(), count) != partition:
+                    continue
+                if (
+                    policy is not None
+                    and policy.at_rest is not None
+                    and not view.answers
+                    and policy.at_rest(view.state)
+                ):
+                    resting.append((stream, view.sequence, view.batch_id))
+                    self._rest_base[stream] = (view.sequence, view.batch_id)
+                    self._first_offset.pop(stream, None)
+                else:
+                    base = self._rest_base.get(stream)
+                    if base is not None:  # back from rest: the rest, then its records since
+                        resting.append((stream, *base))
+                    live.add(stream)
+                    start = min(start, self._first_offset.get(stream, position))
+        keys = {stream.encode() for stream in live}
+        records: list[tuple[int, bytes]] = []
+        check = 0
+        async for batch in read_forward(
+            self.log, self.topic, partition, start, position, self.read_batch
+        ):
+            for record in batch:
+                if record.offset >= position:
+                    break
+                if record.key in keys:
+                    records.append((record.offset, record.value))
+                if record.offset == position - 1:
+                    check = zlib.crc32(record.value)
+        if position and start >= position:
+            check = await self._check_at(partition, position)
+        return PartitionSnapshot(
+            topic=self.topic,
+            partition=partition,
+            partitions=count,
+            version=policy.version if policy is not None else "",
+            position=position,
+            check=check,
+            resting=tuple(sorted(resting)),
+            records=tuple(records),
+            taken_ms=now_ms(),
+        )
+
+    async def resume_partition(self, partition: int, snapshot: PartitionSnapshot) -> bool:
+        """Take ``partition``'s streams from ``snapshot`` if it is valid for this runner and
+        the partition has not been read yet; then :meth:`catch_up_partition` reads the tail.
+
+        False, and nothing changed, if the snapshot is for another topic, partition, partition
+        count or policy version, is ahead of the log, or the log no longer holds at its position
+        the record it was taken after (the log was rebuilt): the partition is then replayed.
+        """
+        count = await self._partition_count()
+        policy = self.snapshots
+        version = policy.version if policy is not None else ""
+        if (
+            snapshot.topic != self.topic
+            or snapshot.partition != partition
+            or snapshot.partitions != count
+            or snapshot.version != version
+        ):
+            return False
+        if snapshot.resting and (policy is None or policy.rest is None):
+            return False
+        async with self._lock(partition):
+            if partition in self._next_offset or any(
+                partition_for(stream.encode(), count) == partition for stream in self._streams
+            ):
+                return False  # already read (a partition regained): its own tail is shorter
+            end = await self.log.end_offset(self.topic, partition)
+            if snapshot.position > end:
+                return False
+            if (
+                snapshot.position
+                and await self._check_at(partition, snapshot.position) != snapshot.check
+            ):
+                return False
+            rest = policy.rest if policy is not None else None
+            for stream, sequence, batch_id in snapshot.resting:
+                assert rest is not None
+                self._streams[stream] = StreamView(stream, rest(stream), sequence, {}, batch_id)
+                self._rest_base[stream] = (sequence, batch_id)
+            touched = set()
+            for offset, value in snapshot.records:
+                record = Record(self.topic, partition, offset, None, value)
+                event = decode_or_skip(self.codec.decode_event, record, STREAM_RUNNER_GROUP)
+                if event is not None:
+                    self._first_offset.setdefault(event.stream, offset)
+                    self._observe_event(event)
+                    touched.add(event.stream)
+            self._trim_answers(touched)
+            self._next_offset[partition] = snapshot.position
+        return True
+
+    async def gain_partition(
+        self, partition: int, store: SnapshotStore | None
+    ) -> tuple[list[StreamView[S]], bool]:
+        """Read ``partition`` to its end starting from its newest valid snapshot in ``store``
+        (then only the tail is read), or from its start. Returns its streams, and whether a
+        snapshot was used."""
+        resumed = False
+        if store is not None and partition not in self._next_offset:
+            snapshot = await store.load(partition)
+            if snapshot is not None:
+                resumed = await self.resume_partition(partition, snapshot)
+                if resumed:
+                    metrics.set_snapshot_age(self.topic, partition, snapshot.taken_ms)
+            if not resumed:
+                log.info("no valid snapshot; replaying", topic=self.topic, partition=partition)
+            metrics.SNAPSHOT_LOADS.labels(self.topic, "snapshot" if resumed else "replay").inc()
+        return await self.catch_up_partition(partition), resumed
+
+    async def save_snapshot(self, partition: int, store: SnapshotStore) -> Saved | None:
+        """Take a snapshot of ``partition`` and save it in ``store``; None if never read."""
+        started = time.perf_counter()
+        snapshot = await self.take_snapshot(partition)
+        if snapshot is None:
+            return None
+        saved = await store.save(snapshot)
+        metrics.SNAPSHOT_SECONDS.labels(self.topic).observe(time.perf_counter() - started)
+        metrics.SNAPSHOT_BYTES.labels(self.topic, str(partition)).set(saved.bytes)
+        metrics.set_snapshot_age(self.topic, partition, snapshot.taken_ms)
+        return saved
+
+    async def _check_at(self, partition: int, position: int) -> int:
+        """CRC-32 of the value of the record at ``position - 1`` (-1 if the log lacks it)."""
+        records = await self.log.read(self.topic, partition, position - 1, 1)
+        if not records or records[0].offset != position - 1:
+            return -1
+        return zlib.crc32(records[0].value)
 
     # -- internals ------------------------------------------------------------------------
 
@@ -527,10 +703,21 @@ class StreamRunner(Generic[S]):
         """Append events to one partition in one call; returns them as written.
 
         Unless ``traced`` (each carries its own command's context already), the events carry
-        the context of the publish span.
+        the context of the publish span. Traced, the publish span is in the first event's
+        trace, linked to the others'.
         """
+        parent, links = None, []
+        if traced and telemetry.exporting():
+            contexts = list(dict.fromkeys((e.traceparent, e.tracestate) for e in events))
+            parent = telemetry.context_of(*contexts[0])
+            links = [
+                Link(trace.get_current_span(telemetry.context_of(*c)).get_span_context())
+                for c in contexts[1:]
+            ]
         with telemetry.detail_span(
             f"{self.topic} publish",
+            context=parent,
+            links=links,
             kind=SpanKind.PRODUCER,
             attributes={
                 "messaging.system": "kafka",
@@ -550,6 +737,8 @@ class StreamRunner(Generic[S]):
                 replace(self.codec.event_record(event), partition=partition) for event in events
             ]
             positions = await self.log.append(self.topic, records)
+        for event, position in zip(events, positions, strict=True):
+            self._first_offset.setdefault(event.stream, position.offset)
         metrics.RECORDS_APPENDED.labels(self.topic).inc(len(records))
         if self.on_written is not None:
             self.on_written(events, positions)
@@ -567,6 +756,7 @@ class StreamRunner(Generic[S]):
             for record in records:
                 event = decode_or_skip(self.codec.decode_event, record, STREAM_RUNNER_GROUP)
                 if event is not None:
+                    self._first_offset.setdefault(event.stream, record.offset)
                     self._observe_event(event)
                     touched.add(event.stream)
             self._next_offset[partition] = records[-1].offset + 1

@@ -6,6 +6,11 @@ through the command topic, the match service and the event topics into every con
 call :func:`current_trace` when they build an envelope; readers start their span under
 :func:`context_of` the record. Logs are JSON lines (structlog) carrying the current trace and
 span ids, so a log line leads to its trace and back.
+
+No secret reaches a log line: every rendered record, ours and every library's (uvicorn's access
+and WebSocket lines, websockets' frame dumps at DEBUG, tracebacks), goes through :func:`redact`
+last (:mod:`arena_runtime.redaction`), which blanks query-string values, passwords in URLs,
+bearer tokens, and the values of fields and JSON members named like secrets.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -22,11 +27,18 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    ConsoleSpanExporter,
+    SimpleSpanProcessor,
+    SpanExporter,
+)
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, Sampler, SamplingResult
+from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from arena_runtime.config import Settings
+from arena_runtime.redaction import redact_fields
 
 TRACER_NAME = "arena"
 TRACEPARENT = "traceparent"
@@ -50,16 +62,74 @@ def tracer() -> trace.Tracer:
     return _tracer[1]
 
 
-def detail_span(name: str, **kwargs: Any) -> AbstractContextManager[object]:
+def detail_span(
+    name: str, context: otel_context.Context | None = None, **kwargs: Any
+) -> AbstractContextManager[object]:
     """A span that only adds detail inside one already traced (a runner's handle and publish
     inside a consumer's process span): made only while spans are exported.
 
     Unexported, it would carry nothing its parent does not (same trace id, in records and logs)
-    and cost a busy process about 3% of its CPU; the parent's context goes on instead.
+    and cost a busy process about 3% of its CPU; the parent's context goes on instead (with
+    ``context``, that one: log lines in the block carry its trace id).
     """
     if not _exporting:
-        return contextlib.nullcontext()
-    return tracer().start_as_current_span(name, **kwargs)
+        return contextlib.nullcontext() if context is None else within(context)
+    return tracer().start_as_current_span(name, context=context, **kwargs)
+
+
+@contextlib.contextmanager
+def within(context: otel_context.Context) -> Iterator[None]:
+    """Make ``context`` current in the block (no span of its own): what is written and logged
+    there belongs to its trace."""
+    token = otel_context.attach(context)
+    try:
+        yield
+    finally:
+        otel_context.detach(token)
+
+
+def exporting() -> bool:
+    """Whether this process exports spans (so that building them is worth it)."""
+    return _exporting
+
+
+@contextlib.contextmanager
+def record_spans(
+    name: str, parents: Sequence[otel_context.Context], attributes: dict[str, Any]
+) -> Iterator[list[tuple[str, str]]]:
+    """One consumer span per record of a batch handled at once, each the child of its own
+    record's trace and open around the whole block; yields each span's (traceparent,
+    tracestate), for what the record causes to carry on. Only while spans are exported
+    (otherwise yields [] and the records' own contexts go on).
+    """
+    if not _exporting:
+        yield []
+        return
+    spans = [
+        tracer().start_span(name, context=parent, kind=SpanKind.CONSUMER, attributes=attributes)
+        for parent in parents
+    ]
+    carried = []
+    for span in spans:
+        carrier: dict[str, str] = {}
+        _PROPAGATOR.inject(carrier, context=trace.set_span_in_context(span))
+        carried.append((carrier.get(TRACEPARENT, ""), carrier.get(TRACESTATE, "")))
+    try:
+        yield carried
+    except BaseException as exc:
+        for span in spans:
+            span.record_exception(exc)
+            span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+        raise
+    finally:
+        for span in spans:
+            span.end()
+
+
+def new_trace() -> otel_context.Context:
+    """The context of a span that starts a trace of its own (one per client message), whatever
+    is current (a connection's task)."""
+    return otel_context.Context()
 
 
 def current_trace() -> tuple[str, str]:
@@ -113,6 +183,7 @@ def configure_tracing(
     *,
     otlp_endpoint: str | None = None,
     exporter: SpanExporter | None = None,
+    traces_file: str | None = None,
 ) -> TracerProvider:
     """Install the process's tracer provider (once) and add exporters to it.
 
@@ -128,7 +199,19 @@ def configure_tracing(
             resource=Resource.create({"service.name": service_name}),
         )
         trace.set_tracer_provider(_provider)
-    _exporting = _exporting or bool(otlp_endpoint) or exporter is not None
+    _exporting = _exporting or bool(otlp_endpoint) or bool(traces_file) or exporter is not None
+    if traces_file:
+        # One JSON object per span and line (the SDK's own rendering), appended: for `make run`.
+        out = open(traces_file, "a", buffering=1)  # noqa: SIM115 - open for the process's life
+        _provider.add_span_processor(
+            BatchSpanProcessor(
+                ConsoleSpanExporter(
+                    service_name=service_name,
+                    out=out,
+                    formatter=lambda span: span.to_json(indent=None) + "\n",
+                )
+            )
+        )
     if otlp_endpoint:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
@@ -155,6 +238,11 @@ def _add_trace_ids(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any
     return event_dict
 
 
+def _redact_secrets(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> dict[str, Any]:
+    """Last before rendering: after exceptions are formatted, on every field of every record."""
+    return redact_fields(dict(event_dict))
+
+
 def _renderer(log_format: str) -> Any:
     if log_format == "json":
         return structlog.processors.JSONRenderer()
@@ -172,7 +260,12 @@ _SHARED: list[Any] = [
 
 def log_processors(log_format: str = "json") -> list[Any]:
     """The whole chain from a log call to one rendered line (for structlog-only setups)."""
-    return [*_SHARED, structlog.processors.format_exc_info, _renderer(log_format)]
+    return [
+        *_SHARED,
+        structlog.processors.format_exc_info,
+        _redact_secrets,
+        _renderer(log_format),
+    ]
 
 
 def configure_logging(level: str = "INFO", log_format: str = "json") -> None:
@@ -192,6 +285,7 @@ def configure_logging(level: str = "INFO", log_format: str = "json") -> None:
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             structlog.processors.format_exc_info,
+            _redact_secrets,
             _renderer(log_format),
         ],
     )
@@ -210,4 +304,8 @@ def get_logger(name: str) -> Any:
 def configure_telemetry(settings: Settings) -> None:
     """Logs and tracing for a process, from ARENA_LOG_* and ARENA_OTEL_* settings."""
     configure_logging(settings.log_level, settings.log_format)
-    configure_tracing(settings.service_name, otlp_endpoint=settings.otel_exporter_endpoint)
+    configure_tracing(
+        settings.service_name,
+        otlp_endpoint=settings.otel_exporter_endpoint,
+        traces_file=str(settings.otel_traces_file) if settings.otel_traces_file else None,
+    )

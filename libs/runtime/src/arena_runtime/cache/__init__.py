@@ -3,6 +3,7 @@
 from arena_runtime.cache.base import (
     Cache,
     CacheError,
+    CacheUnavailableError,
     InvalidRequestError,
     Message,
     Subscription,
@@ -13,6 +14,7 @@ from arena_runtime.cache.memory import MemoryCache
 __all__ = [
     "Cache",
     "CacheError",
+    "CacheUnavailableError",
     "InvalidRequestError",
     "MemoryCache",
     "Message",

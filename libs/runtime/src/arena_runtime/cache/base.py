@@ -20,6 +20,11 @@ class CacheError(Exception):
     """Base class of cache failures."""
 
 
+class CacheUnavailableError(CacheError):
+    """The cache's server cannot be reached (down, restarting, a network fault); nothing is known
+    of what the call did. Callers answer "try again" rather than fail."""
+
+
 class InvalidRequestError(CacheError, ValueError):
     """A malformed request (empty key, non-positive rate or TTL, cost above the burst, value not
     bytes); nothing was changed."""

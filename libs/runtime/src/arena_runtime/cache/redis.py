@@ -13,13 +13,17 @@ On the online bench the limiter's writes alone were a tenth of the gateway's CPU
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
+import functools
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar, cast
 
 import redis.asyncio as aioredis
+import redis.exceptions
 
 from arena_runtime.cache.base import (
     Cache,
     CacheError,
+    CacheUnavailableError,
     Message,
     Subscription,
     check_channels,
@@ -63,6 +67,27 @@ def _ms(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
 
+P = ParamSpec("P")
+T = TypeVar("T")
+#: What a call raises when the server is gone: the connection refused or lost, or no answer.
+UNREACHABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
+
+
+def _typed(
+    call: Callable[P, Coroutine[Any, Any, T]],
+) -> Callable[P, Coroutine[Any, Any, T]]:
+    """Raise CacheUnavailableError, not the client's own exceptions, when Redis is unreachable."""
+
+    @functools.wraps(call)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await call(*args, **kwargs)
+        except UNREACHABLE as exc:
+            raise CacheUnavailableError(f"Redis cannot be reached: {type(exc).__name__}") from exc
+
+    return wrapper
+
+
 class RedisCache(Cache):
     def __init__(self, url: str, prefix: str = "arena:") -> None:
         self.url = url
@@ -100,6 +125,7 @@ class RedisCache(Cache):
     def _key(self, kind: str, key: str) -> str:
         return f"{self.prefix}{kind}:{key}"
 
+    @_typed
     async def allow(self, key: str, rate: float, burst: float, cost: float = 1.0) -> bool:
         check_limit(key, rate, burst, cost)
         self.client  # noqa: B018  (raises if not started)
@@ -131,6 +157,7 @@ class RedisCache(Cache):
         finally:
             self._asker = None
 
+    @_typed
     async def set(self, key: str, value: bytes, ttl: float, *, if_absent: bool = False) -> bool:
         check_name("key", key)
         check_value(value)
@@ -138,26 +165,31 @@ class RedisCache(Cache):
         stored = await self.client.set(self._key("key", key), value, px=_ms(ttl), nx=if_absent)
         return bool(stored)
 
+    @_typed
     async def get(self, key: str) -> bytes | None:
         check_name("key", key)
         value = await self.client.get(self._key("key", key))
         # Never decoded: the client is made without decode_responses.
         return cast(bytes | None, value)
 
+    @_typed
     async def touch(self, key: str, ttl: float) -> bool:
         check_name("key", key)
         check_ttl(ttl)
         return bool(await self.client.pexpire(self._key("key", key), _ms(ttl)))
 
+    @_typed
     async def delete(self, key: str) -> bool:
         check_name("key", key)
         return bool(await self.client.delete(self._key("key", key)))
 
+    @_typed
     async def publish(self, channel: str, data: bytes) -> int:
         check_name("channel", channel)
         check_value(data)
         return int(await self.client.publish(self.prefix + channel, data))
 
+    @_typed
     async def subscribe(self, *channels: str) -> Subscription:
         check_channels(channels)
         pubsub = self.client.pubsub()

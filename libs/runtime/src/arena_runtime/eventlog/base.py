@@ -87,6 +87,18 @@ class InvalidRequestError(EventLogError, ValueError):
     value); nothing was changed."""
 
 
+class TopicMismatchError(EventLogError):
+    """A topic exists with another partition count or replication factor than configured."""
+
+    def __init__(self, topic: str, layout: str, configured: int, found: int) -> None:
+        super().__init__(f"topic {topic} has {layout} {found}, configured {configured}")
+        self.topic = topic
+        #: "partitions" or "replication factor"
+        self.layout = layout
+        self.configured = configured
+        self.found = found
+
+
 class CommitFailedError(EventLogError):
     """The commit names a partition this member no longer owns (the group rebalanced); nothing
     was committed and the records since the last commit will be delivered again."""
@@ -94,6 +106,9 @@ class CommitFailedError(EventLogError):
 
 class Consumer(abc.ABC):
     """A member of a consumer group. Offsets are committed explicitly, never automatically."""
+
+    #: The group's name as the services call it (without ARENA_TOPIC_PREFIX).
+    group: str = ""
 
     @abc.abstractmethod
     async def start(self) -> None:
@@ -136,6 +151,11 @@ class Consumer(abc.ABC):
         InvalidRequestError if the partition is not assigned to this member.
         """
 
+    async def lag(self) -> dict[TopicPartition, int]:
+        """Per assigned partition, the records not fetched yet, as far as the member knows
+        without asking the log (empty where it does not know)."""
+        return {}
+
 
 class EventLog(abc.ABC):
     """Topics, partitions, appends with headers, group consumption, random-access reads."""
@@ -160,6 +180,17 @@ class EventLog(abc.ABC):
     @abc.abstractmethod
     async def partitions(self, topic: str) -> int:
         """Number of partitions of a topic; UnknownTopicError if it does not exist."""
+
+    async def check_topics(self, specs: Sequence[TopicSpec]) -> None:
+        """TopicMismatchError for the first topic laid out otherwise than its spec says.
+
+        Streams are placed by hashing their key over the partition count, so a topic that has
+        another count than the services expect would scatter them: refuse it at start.
+        """
+        for spec in specs:
+            found = await self.partitions(spec.name)
+            if found != spec.partitions:
+                raise TopicMismatchError(spec.name, "partitions", spec.partitions, found)
 
     @abc.abstractmethod
     async def append(self, topic: str, records: Sequence[OutgoingRecord]) -> list[Position]:
@@ -186,5 +217,13 @@ class EventLog(abc.ABC):
         return ends[partition]
 
     @abc.abstractmethod
-    def consumer(self, group: str, topics: Sequence[str]) -> Consumer:
-        """A new member of a consumer group over the given topics (not yet started)."""
+    def consumer(
+        self, group: str, topics: Sequence[str], *, every_partition: bool = False
+    ) -> Consumer:
+        """A new member of a consumer group over the given topics (not yet started).
+
+        ``every_partition``: the member is its group's only one and takes every partition of
+        its topics (each gateway instance's fan-out reader). A log may then assign them
+        directly, without joining a group: on Kafka the join alone takes seconds (half the
+        session timeout on Tansu). Such a member never commits; it seeks where it starts.
+        """

@@ -25,6 +25,14 @@ process) appends to the partition in between, the offsets this log's next append
 contiguous with the run, and the run starts over there, so the cache never holds a gap. A read
 at or past the run's end goes to the file, where other processes' records are. The tail is a
 copy of what is committed, never the only copy: losing it (a crash) loses nothing.
+
+Retention and compaction, as a topic's spec asks (Kafka's ``retention.ms`` and
+``cleanup.policy=compact``): a sweep every ``SWEEP_INTERVAL_S`` deletes, inside a write
+transaction, the records older than a topic's retention and the records of a compacted topic
+that a later record with the same key replaces, a bounded number at a time, so that the views
+and the snapshots do not grow the file forever. Like Kafka it never deletes a partition's last
+record (the next offset is read from it). A consumer whose position lies before what is left
+reads on from the first record kept.
 """
 
 from __future__ import annotations
@@ -121,7 +129,7 @@ def record_id(topic_id: int, partition: int, offset: int) -> int:
     return (topic_id << 47) | (partition << _OFFSET_BITS) | offset
 
 
-def _next_offset(conn: sqlite3.Connection, topic_id: int, partition: int) -> int:
+def next_offset(conn: sqlite3.Connection, topic_id: int, partition: int) -> int:
     base = record_id(topic_id, partition, 0)
     (last,) = conn.execute(_LAST_ID, (base, base + MAX_OFFSET + 1)).fetchone()
     return 0 if last is None else last - base + 1
@@ -221,6 +229,10 @@ def now_ms() -> int:
 # Checkpoints (copying the WAL into the database, with an fsync) run on their own thread at most
 # this often, so a commit never waits for one; the writer checkpoints itself only as a backstop.
 CHECKPOINT_INTERVAL_S = 0.5
+#: How often a log deletes what retention and compaction let go (see the module docstring).
+SWEEP_INTERVAL_S = 60.0
+#: Records a sweep deletes at most per partition: the write transaction it runs in stays short.
+SWEEP_BATCH = 20_000
 _BACKSTOP_CHECKPOINT_PAGES = 50_000
 _WAL_SIZE_LIMIT = 64 * 1024 * 1024
 
@@ -293,6 +305,8 @@ class EmbeddedEventLog(EventLog):
         self._tails: dict[tuple[int, int], _Tail] = {}
         self._group_epochs: dict[str, int] = {}
         self._closing = False
+        self._last_sweep = time.monotonic()
+        self._sweeping: asyncio.Future[int] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -325,6 +339,8 @@ class EmbeddedEventLog(EventLog):
     async def close(self) -> None:
         if self._writer_task is None:
             return
+        if self._sweeping is not None:
+            await asyncio.gather(self._sweeping, return_exceptions=True)
         self._closing = True
         self._wakeup.set()
         await self._writer_task
@@ -469,6 +485,7 @@ class EmbeddedEventLog(EventLog):
                             item.future.set_exception(value)
                 self._notify()
                 self._maybe_checkpoint()
+                self._maybe_sweep()
             if self._closing and not self._pending:
                 return
 
@@ -552,6 +569,34 @@ class EmbeddedEventLog(EventLog):
 
         done.add_done_callback(finished)
 
+    def _maybe_sweep(self) -> None:
+        now = time.monotonic()
+        if self._sweeping is not None or self._closing or now - self._last_sweep < SWEEP_INTERVAL_S:
+            return
+        self._last_sweep = now
+        sweeping = self._sweeping = asyncio.ensure_future(self.sweep())
+
+        def finished(future: asyncio.Future[int]) -> None:
+            self._sweeping = None
+            if not future.cancelled():
+                future.exception()  # retried at the next sweep; deleting is never urgent
+
+        sweeping.add_done_callback(finished)
+
+    async def sweep(self, now: int | None = None) -> int:
+        """Delete what retention and compaction let go (at most SWEEP_BATCH records per
+        partition); returns how many records went. ``now``: the time retention counts from."""
+        at = now_ms() if now is None else now
+        rows = await self.read_with(
+            lambda conn: conn.execute(
+                "SELECT id, partitions, retention_ms, compacted FROM topics "
+                "WHERE retention_ms >= 0 OR compacted"
+            ).fetchall()
+        )
+        if not rows:
+            return 0
+        return await self.write(lambda conn: _sweep(conn, rows, at))
+
     def _write_batch(self, batch: list[_Append | _Operation]) -> tuple[list[tuple[bool, Any]], int]:
         """One transaction for everything pending (runs on the writer thread).
 
@@ -577,7 +622,7 @@ class EmbeddedEventLog(EventLog):
                         slot = (tid, partition)
                         offset = next_offsets.get(slot)
                         if offset is None:
-                            offset = _next_offset(conn, tid, partition)
+                            offset = next_offset(conn, tid, partition)
                         if offset > MAX_OFFSET:
                             raise EventLogError(f"partition {partition} is full")
                         next_offsets[slot] = offset + 1
@@ -637,7 +682,7 @@ class EmbeddedEventLog(EventLog):
         def ends(conn: sqlite3.Connection) -> dict[int, int]:
             out = {}
             for p in range(info.partitions):
-                out[p] = _next_offset(conn, info.id, p)
+                out[p] = next_offset(conn, info.id, p)
             return out
 
         return await self.read_with(ends)
@@ -645,11 +690,14 @@ class EmbeddedEventLog(EventLog):
     async def end_offset(self, topic: str, partition: int) -> int:
         info = await self.topic(topic)
         check_position(topic, partition, info.partitions, 0)
-        return await self.read_with(lambda conn: _next_offset(conn, info.id, partition))
+        return await self.read_with(lambda conn: next_offset(conn, info.id, partition))
 
     # -- groups ------------------------------------------------------------------------------
 
-    def consumer(self, group: str, topics: Sequence[str]) -> Consumer:
+    def consumer(
+        self, group: str, topics: Sequence[str], *, every_partition: bool = False
+    ) -> Consumer:
+        # A group's only member: joining takes a write here, not seconds (every_partition).
         from arena_runtime.eventlog.embedded_consumer import EmbeddedConsumer
 
         return EmbeddedConsumer(self, group, list(topics))
@@ -677,6 +725,36 @@ class EmbeddedEventLog(EventLog):
     def _notify(self) -> None:
         self._changed.set()
         self._changed = asyncio.Event()
+
+
+def _sweep(conn: sqlite3.Connection, topics: list[tuple[int, int, int, int]], now: int) -> int:
+    deleted = 0
+    for topic_id, partitions, retention_ms, compacted in topics:
+        for partition in range(partitions):
+            base = record_id(topic_id, partition, 0)
+            end = base + MAX_OFFSET + 1
+            first, last = conn.execute(
+                "SELECT min(id), max(id) FROM records WHERE id >= ? AND id < ?", (base, end)
+            ).fetchone()
+            if last is None:
+                continue
+            stop = min(last, first + SWEEP_BATCH)  # the last record stays, whatever its age
+            if retention_ms >= 0:
+                (kept,) = conn.execute(
+                    "SELECT min(id) FROM records WHERE id >= ? AND id < ? AND timestamp_ms >= ?",
+                    (first, stop, now - retention_ms),
+                ).fetchone()
+                cut = stop if kept is None else kept
+                deleted += conn.execute(
+                    "DELETE FROM records WHERE id >= ? AND id < ?", (first, cut)
+                ).rowcount
+            if compacted:
+                deleted += conn.execute(
+                    "DELETE FROM records WHERE id >= ? AND id < ? AND id NOT IN "
+                    "(SELECT max(id) FROM records WHERE id >= ? AND id < ? GROUP BY key)",
+                    (base, last, base, end),
+                ).rowcount
+    return deleted
 
 
 def read_partition(

@@ -37,7 +37,13 @@ from arena_runtime.eventlog.base import (
     Record,
     TopicPartition,
 )
-from arena_runtime.eventlog.embedded import EmbeddedEventLog, TopicInfo, now_ms, read_partition
+from arena_runtime.eventlog.embedded import (
+    EmbeddedEventLog,
+    TopicInfo,
+    next_offset,
+    now_ms,
+    read_partition,
+)
 
 # How soon a member that is still waiting for a partition to be released tries again.
 _CLAIM_RETRY_S = 0.05
@@ -71,13 +77,16 @@ class EmbeddedConsumer(Consumer):
         if not group:
             raise InvalidRequestError("a consumer group needs a name")
         self._log = log
-        self._group = group
+        self._group = self.group = group
         self._topic_names = topics
         self._member = uuid.uuid4().hex
         self._topics: dict[int, TopicInfo] = {}
         self._owned: dict[TopicPartition, Slot] = {}
         self._positions: dict[TopicPartition, int] = {}
         self._consumed: dict[TopicPartition, int] = {}
+        #: The end of each owned partition as last seen by a read of the file (other processes'
+        #: appends included), for :meth:`lag`.
+        self._ends: dict[TopicPartition, int] = {}
         self._next_sync = 0.0
         self._next_read = 0.0
         self._seen_epoch = -1
@@ -220,6 +229,7 @@ class EmbeddedConsumer(Consumer):
                     del self._owned[tp]
                     self._positions.pop(tp, None)
                     self._consumed.pop(tp, None)
+                    self._ends.pop(tp, None)
             for slot in now_owned - owned_before:
                 tp = TopicPartition(self._topics[slot[0]].name, slot[1])
                 self._owned[tp] = slot
@@ -301,6 +311,8 @@ class EmbeddedConsumer(Consumer):
             elif full or log.local_end(tid, partition) > offset:
                 jobs.append((tp, self._topics[tid], offset))
 
+        ends = self._ends
+
         def read_all(conn: sqlite3.Connection) -> list[list[Record]]:
             out = []
             budget = left
@@ -308,6 +320,12 @@ class EmbeddedConsumer(Consumer):
                 if budget <= 0:
                     break
                 chunk = read_partition(conn, info, tp.partition, offset, budget)
+                # A short read reached the end; a full one asks where the end is (one
+                # index lookup), so the lag stays live without a query per partition.
+                if len(chunk) < budget:
+                    ends[tp] = chunk[-1].offset + 1 if chunk else offset
+                else:
+                    ends[tp] = next_offset(conn, info.id, tp.partition)
                 if chunk:
                     out.append(chunk)
                     budget -= len(chunk)
@@ -325,6 +343,16 @@ class EmbeddedConsumer(Consumer):
             self._consumed[tp] = nxt
             records.extend(chunk)
         return records
+
+    async def lag(self) -> dict[TopicPartition, int]:
+        """Records of each owned partition past the read position: up to the end the last read
+        of the file saw, or this process's own appends since, whichever is further."""
+        local_end = self._log.local_end
+        lags = {}
+        for tp, slot in self._owned.items():
+            end = max(self._ends.get(tp, 0), local_end(*slot))
+            lags[tp] = max(0, end - self._positions[tp])
+        return lags
 
     async def seek(self, tp: TopicPartition, offset: int) -> None:
         if tp not in self._owned:

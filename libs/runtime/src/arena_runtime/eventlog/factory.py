@@ -12,10 +12,14 @@ def open_event_log(settings: Settings) -> EventLog:
     """The configured event log, not yet started (``await log.start()`` or ``async with log``)."""
     if settings.kafka_bootstrap:
         from arena_runtime.eventlog.kafka import KafkaEventLog
+        from arena_runtime.eventlog.kafka_security import KafkaSecurity
 
         return KafkaEventLog(
             settings.kafka_bootstrap,
             topic_prefix=settings.topic_prefix,
+            replication_factor=settings.kafka_replication_factor,
+            min_insync_replicas=settings.kafka_min_insync_replicas,
+            security=KafkaSecurity.from_settings(settings),
             session_timeout_ms=settings.consumer_session_timeout_ms,
             heartbeat_interval_ms=settings.consumer_heartbeat_ms,
             fetch_max_wait_ms=settings.kafka_fetch_wait_ms,

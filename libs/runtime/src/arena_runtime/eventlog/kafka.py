@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
 from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import CommitFailedError as KafkaCommitFailedError
 from aiokafka.errors import IllegalStateError, KafkaError
+from aiokafka.protocol.group import LeaveGroupRequest
 
 from arena_runtime.eventlog.base import (
     CommitFailedError,
@@ -37,14 +39,18 @@ from arena_runtime.eventlog.base import (
     OutgoingRecord,
     Position,
     Record,
+    TopicMismatchError,
     TopicPartition,
     TopicSpec,
     UnknownTopicError,
 )
+from arena_runtime.eventlog.kafka_security import KafkaSecurity
 from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.eventlog.validation import check_position, check_records, check_spec
 
 _TOPIC_ALREADY_EXISTS = 36
+
+_log = logging.getLogger(__name__)
 
 C = TypeVar("C")
 
@@ -55,10 +61,16 @@ def _require(client: C | None) -> C:
     return client
 
 
-def topic_configs(spec: TopicSpec) -> dict[str, str]:
-    if spec.compacted:
-        return {"cleanup.policy": "compact"}
-    return {"cleanup.policy": "delete", "retention.ms": str(spec.retention_ms)}
+def topic_configs(spec: TopicSpec, min_insync_replicas: int | None = None) -> dict[str, str]:
+    configs = (
+        {"cleanup.policy": "compact"}
+        if spec.compacted
+        else {"cleanup.policy": "delete", "retention.ms": str(spec.retention_ms)}
+    )
+    if min_insync_replicas is not None:
+        # With acks=all an append is acknowledged once this many replicas hold it.
+        configs["min.insync.replicas"] = str(min_insync_replicas)
+    return configs
 
 
 class KafkaEventLog(EventLog):
@@ -68,6 +80,8 @@ class KafkaEventLog(EventLog):
         *,
         topic_prefix: str = "",
         replication_factor: int = 1,
+        min_insync_replicas: int | None = None,
+        security: KafkaSecurity | None = None,
         client_id: str = "arena",
         session_timeout_ms: int = 10_000,
         heartbeat_interval_ms: int = 1_000,
@@ -83,6 +97,10 @@ class KafkaEventLog(EventLog):
         self.fetch_max_wait_ms = fetch_max_wait_ms
         self.topic_prefix = topic_prefix
         self.replication_factor = replication_factor
+        self.min_insync_replicas = min_insync_replicas
+        self.security = security or KafkaSecurity()
+        #: What every client is given besides its own options: TLS and SASL (set by start()).
+        self.client_options: dict[str, Any] = {}
         self.client_id = client_id
         self._partitions: dict[str, int] = {}
         self._producer: AIOKafkaProducer | None = None
@@ -98,37 +116,35 @@ class KafkaEventLog(EventLog):
     async def start(self) -> None:
         if self._producer is not None:
             return
-        self._admin = AIOKafkaAdminClient(
-            bootstrap_servers=self.bootstrap, client_id=self.client_id
-        )
-        self._producer = AIOKafkaProducer(
-            bootstrap_servers=self.bootstrap,
-            client_id=self.client_id,
-            acks="all",
-            enable_idempotence=False,
-        )
+        self.client_options = self.security.client_options()  # a ConfigError names a bad file
+        common = {
+            "bootstrap_servers": self.bootstrap,
+            "client_id": self.client_id,
+            **self.client_options,
+        }
+        self._admin = AIOKafkaAdminClient(**common)
+        self._producer = AIOKafkaProducer(**common, acks="all", enable_idempotence=False)
         self._reader = AIOKafkaConsumer(
-            bootstrap_servers=self.bootstrap,
-            client_id=self.client_id,
+            **common,
             group_id=None,
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             fetch_max_wait_ms=self.fetch_max_wait_ms,
         )
-        self._lister = AIOKafkaConsumer(
-            bootstrap_servers=self.bootstrap,
-            client_id=self.client_id,
-            group_id=None,
-            enable_auto_commit=False,
-        )
+        self._lister = AIOKafkaConsumer(**common, group_id=None, enable_auto_commit=False)
         try:
             await self._admin.start()
             await self._producer.start()
             await self._reader.start()
             await self._lister.start()
-        except KafkaError as exc:
+        except Exception as exc:
+            # Not only KafkaError: a failed TLS handshake is an ssl error, a refused SCRAM
+            # exchange a KeyError inside aiokafka. None of them carries a password.
             await self.close()
-            raise EventLogError(f"cannot reach Kafka at {self.bootstrap}: {exc}") from exc
+            raise EventLogError(
+                f"cannot reach Kafka at {self.bootstrap} ({self.security.describe()}): "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
 
     async def close(self) -> None:
         reader, lister, producer, admin = self._reader, self._lister, self._producer, self._admin
@@ -158,7 +174,7 @@ class KafkaEventLog(EventLog):
                     self.physical(s.name),
                     s.partitions,
                     self.replication_factor,
-                    topic_configs=topic_configs(s),
+                    topic_configs=topic_configs(s, self.min_insync_replicas),
                 )
                 for s in specs
             ]
@@ -166,6 +182,35 @@ class KafkaEventLog(EventLog):
         for topic, code, message in response.topic_errors:
             if code not in (0, _TOPIC_ALREADY_EXISTS):
                 raise EventLogError(f"cannot create topic {topic}: error {code} {message}")
+
+    async def check_topics(self, specs: Sequence[TopicSpec]) -> None:
+        """Partition counts and replication factors of existing topics, in one request.
+
+        Only topics known to exist are described (a metadata request naming a missing topic
+        would create it, see the module's docstring); a missing one is an UnknownTopicError.
+        """
+        if not specs:
+            return
+        for spec in specs:
+            await self.partitions(spec.name)
+        admin = _require(self._admin)
+        try:
+            described = await admin.describe_topics([self.physical(s.name) for s in specs])
+        except KafkaError as exc:
+            raise EventLogError(f"cannot describe topics: {exc}") from exc
+        layouts = {
+            topic["topic"]: [len(p["replicas"]) for p in topic["partitions"]] for topic in described
+        }
+        for spec in specs:
+            name = self.physical(spec.name)
+            replicas = layouts[name]
+            if len(replicas) != spec.partitions:
+                raise TopicMismatchError(name, "partitions", spec.partitions, len(replicas))
+            wrong = [r for r in replicas if r != self.replication_factor]
+            if wrong:
+                raise TopicMismatchError(
+                    name, "replication factor", self.replication_factor, wrong[0]
+                )
 
     async def partitions(self, topic: str) -> int:
         count = self._partitions.get(topic)
@@ -294,8 +339,51 @@ class KafkaEventLog(EventLog):
         self._known_ends.update(ends)
         return ends
 
-    def consumer(self, group: str, topics: Sequence[str]) -> Consumer:
-        return KafkaConsumer(self, group, list(topics))
+    def consumer(
+        self, group: str, topics: Sequence[str], *, every_partition: bool = False
+    ) -> Consumer:
+        return KafkaConsumer(self, group, list(topics), every_partition=every_partition)
+
+
+def _fetch_position(consumer: AIOKafkaConsumer, tp: KafkaTopicPartition) -> int | None:
+    """Where the fetcher of a partition stands, without waiting (``position()`` waits for a
+    reset): aiokafka keeps it in its subscription state. None if unknown."""
+    try:
+        state = consumer._subscription.subscription.assignment.state_value(tp)
+        return int(state.position) if state is not None and state.has_valid_position else None
+    except AttributeError:  # another aiokafka: the lag of such a partition is not known
+        return None
+
+
+def _leave_from_generation_zero(consumer: AIOKafkaConsumer) -> None:
+    """Make a stopping member leave its group also when the group's generation is 0.
+
+    aiokafka sends LeaveGroup on stop only for generations above 0, as Kafka numbers them from 1;
+    Tansu numbers them from 0, so a member of a group's first generation left silently and its
+    successor (a restart, a rolling update) waited for the old session to expire before the
+    group rebalanced: 18 s with 10 s sessions. Leaving is what a stopping member does anyway
+    (its offsets are committed first); on Kafka this changes nothing.
+    """
+    coordinator = getattr(consumer, "_coordinator", None)
+    leave = getattr(coordinator, "_maybe_leave_group", None)
+    if coordinator is None or leave is None:  # another aiokafka: its own behaviour stands
+        return
+
+    async def maybe_leave_group() -> None:
+        if (
+            coordinator.generation == 0
+            and coordinator.member_id
+            and coordinator._group_instance_id is None
+        ):
+            try:
+                await coordinator._send_req(
+                    LeaveGroupRequest(coordinator.group_id, coordinator.member_id)
+                )
+            except KafkaError as exc:
+                _log.warning("group %s: LeaveGroup failed: %s", coordinator.group_id, exc)
+        await leave()
+
+    coordinator._maybe_leave_group = maybe_leave_group
 
 
 class _ForgetRevoked(ConsumerRebalanceListener):  # type: ignore[misc]
@@ -311,26 +399,34 @@ class _ForgetRevoked(ConsumerRebalanceListener):  # type: ignore[misc]
 
 
 class KafkaConsumer(Consumer):
-    """A group member; the broker assigns partitions, offsets are committed explicitly."""
+    """A group member; the broker assigns partitions, offsets are committed explicitly.
 
-    def __init__(self, log: KafkaEventLog, group: str, topics: list[str]) -> None:
+    With ``every_partition`` it joins no group: it assigns itself every partition of its topics
+    at start (ready at once, where a join waits half the session timeout on Tansu), and has no
+    offsets to commit or read back.
+    """
+
+    def __init__(
+        self, log: KafkaEventLog, group: str, topics: list[str], *, every_partition: bool = False
+    ) -> None:
         if not group:
             raise InvalidRequestError("a consumer group needs a name")
         self._log = log
-        self._group = group
+        self._group = self.group = group
         self._topics = topics
+        self.every_partition = every_partition
         self._consumer: AIOKafkaConsumer | None = None
         self._consumed: dict[KafkaTopicPartition, int] = {}
         self._prefix_len = len(log.topic_prefix)
 
     async def start(self) -> None:
-        for topic in self._topics:
-            await self._log.partitions(topic)
+        counts = {topic: await self._log.partitions(topic) for topic in self._topics}
         consumer = AIOKafkaConsumer(
             bootstrap_servers=self._log.bootstrap,
             client_id=self._log.client_id,
+            **self._log.client_options,
             # Prefixed like topics, so sessions sharing a broker never join each other's groups.
-            group_id=self._log.physical(self._group),
+            group_id=None if self.every_partition else self._log.physical(self._group),
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             session_timeout_ms=self._log.session_timeout_ms,
@@ -339,10 +435,20 @@ class KafkaConsumer(Consumer):
         )
         try:
             await consumer.start()
-            consumer.subscribe(
-                [self._log.physical(t) for t in self._topics],
-                listener=_ForgetRevoked(self._consumed),
-            )
+            if self.every_partition:
+                consumer.assign(
+                    [
+                        KafkaTopicPartition(self._log.physical(topic), partition)
+                        for topic, count in counts.items()
+                        for partition in range(count)
+                    ]
+                )
+            else:
+                _leave_from_generation_zero(consumer)
+                consumer.subscribe(
+                    [self._log.physical(t) for t in self._topics],
+                    listener=_ForgetRevoked(self._consumed),
+                )
         except BaseException as exc:
             await consumer.stop()  # its connections and background tasks
             if isinstance(exc, KafkaError):
@@ -380,6 +486,8 @@ class KafkaConsumer(Consumer):
 
     async def commit(self, offsets: Mapping[TopicPartition, int] | None = None) -> None:
         consumer = _require(self._consumer)
+        if self.every_partition:
+            raise InvalidRequestError(f"{self._group} reads every partition in no group: no commit")
         if offsets is None:
             assigned = consumer.assignment()
             kafka_offsets = {tp: o for tp, o in self._consumed.items() if tp in assigned}
@@ -398,6 +506,8 @@ class KafkaConsumer(Consumer):
 
     async def committed(self, tp: TopicPartition) -> int | None:
         consumer = _require(self._consumer)
+        if self.every_partition:
+            return None  # no group, nothing committed
         offset = await consumer.committed(self._kafka_tp(tp))
         return None if offset is None else int(offset)
 
@@ -408,6 +518,22 @@ class KafkaConsumer(Consumer):
         return frozenset(
             TopicPartition(tp.topic[cut:], tp.partition) for tp in self._consumer.assignment()
         )
+
+    async def lag(self) -> dict[TopicPartition, int]:
+        """The high watermark each fetch response carries, minus the fetch position."""
+        consumer = self._consumer
+        if consumer is None:
+            return {}
+        cut = self._prefix_len
+        out: dict[TopicPartition, int] = {}
+        for ktp in consumer.assignment():
+            highwater = consumer.highwater(ktp)
+            position = self._consumed.get(ktp)
+            if position is None:
+                position = _fetch_position(consumer, ktp)
+            if highwater is not None and position is not None:
+                out[TopicPartition(ktp.topic[cut:], ktp.partition)] = max(0, highwater - position)
+        return out
 
     async def seek(self, tp: TopicPartition, offset: int) -> None:
         consumer = _require(self._consumer)

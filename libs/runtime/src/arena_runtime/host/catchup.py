@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -37,11 +38,13 @@ class CatchUp:
     async def observe_assignment(self, consumer: Consumer) -> None:
         """After a poll: learn the assignment and the committed start of new partitions."""
         assignment = consumer.assignment()
-        for tp in assignment - self._assignment:
-            committed = await consumer.committed(tp) or 0
+        new = list(assignment - self._assignment)
+        # One request each, sent together: in turn they were a round trip per partition.
+        found = await asyncio.gather(*(consumer.committed(tp) for tp in new))
+        for tp, committed in zip(new, found, strict=True):
             # A pipelined loop commits in the background: what it committed while this awaited
             # is newer, and must not be put back (readiness would then wait for ever).
-            self.positions[tp] = max(committed, self.positions.get(tp, 0))
+            self.positions[tp] = max(committed or 0, self.positions.get(tp, 0))
         self._assignment = assignment
         self._polled = True
         if assignment:

@@ -8,12 +8,12 @@ watching the offsets the loop commits.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-from arena_runtime import telemetry
+from arena_runtime import metrics, telemetry
 from arena_runtime.consumer_loop import BatchHandler, ConsumerLoop, Handler
-from arena_runtime.envelope import CODEC, Command, Event
+from arena_runtime.envelope import CODEC, Codec, Command, Event
 from arena_runtime.eventlog import Consumer, EventLog, Record, TopicPartition
 from arena_runtime.host.catchup import CatchUp
 
@@ -47,13 +47,17 @@ class ConsumeWorker(Generic[T]):
         concurrent_partitions: bool = False,
         batch_handler: BatchHandler[T] | None = None,
         pipelined: bool = False,
+        on_gain: Callable[[int], Awaitable[object]] | None = None,
     ) -> None:
+        """``on_gain(partition)``: run for each partition of the first topic when the group
+        gives it to this member, before the member counts as ready (a stream runner reading the
+        partition's streams then, not at the first command that needs them: see run)."""
         self.name = name or f"consume:{group}"
         self.group = group
         self.topics = list(topics)
         self.catch_up = CatchUp()
         self._log = log
-        self._consumer = CommitWatcher(log.consumer(group, self.topics), self.catch_up)
+        self._consumer = CommitWatcher(log.consumer(group, self.topics), self.catch_up, group)
         self._loop = ConsumerLoop(
             self._consumer,
             group=group,
@@ -66,6 +70,9 @@ class ConsumeWorker(Generic[T]):
             pipelined=pipelined,
         )
         self._stopping = asyncio.Event()
+        self._on_gain = on_gain
+        #: Partitions of the first topic on_gain has run for since this member got them.
+        self._gained: set[int] = set()
 
     async def start(self) -> None:
         await self.catch_up.snapshot(self._log, self.topics)
@@ -76,6 +83,7 @@ class ConsumeWorker(Generic[T]):
             while not self._stopping.is_set():
                 await self._loop.run_once()
                 await self.catch_up.observe_assignment(self._consumer)
+                await self._load_gained()
                 self.after_poll()
         finally:
             await self._loop.flush()
@@ -83,6 +91,19 @@ class ConsumeWorker(Generic[T]):
             log.info(
                 "worker stopped", worker=self.name, committed=_describe(self.catch_up.positions)
             )
+
+    async def _load_gained(self) -> None:
+        """Run on_gain for the partitions gained since the last poll. A long history read at
+        the first command after a restart held the shared loop while players played (the
+        rating service's ladder: issue 12's slow move after a game ended); read at the gain,
+        it is done while the service is not ready yet, or beside no waiting command."""
+        if self._on_gain is None:
+            return
+        owned = self.assigned(self.topics[0])
+        self._gained &= owned
+        for partition in sorted(owned - self._gained):
+            await self._on_gain(partition)
+            self._gained.add(partition)
 
     def after_poll(self) -> None:
         """Called between polls: a subclass follows the group's assignment here."""
@@ -95,7 +116,9 @@ class ConsumeWorker(Generic[T]):
         self._stopping.set()
 
     def ready(self) -> bool:
-        return self.catch_up.ready()
+        if not self.catch_up.ready():
+            return False
+        return self._on_gain is None or self._gained >= self.assigned(self.topics[0])
 
 
 def command_worker(
@@ -104,8 +127,11 @@ def command_worker(
     topics: Sequence[str],
     handler: Handler[Command] = ignore,
     concurrent_partitions: bool = False,
+    on_gain: Callable[[int], Awaitable[object]] | None = None,
 ) -> ConsumeWorker[Command]:
-    """The service's member of its command group (named after the service)."""
+    """The service's member of its command group (named after the service); ``on_gain``: see
+    ConsumeWorker (a stream runner's ``catch_up_partition``: a command partition and its
+    streams' event partition have the same number)."""
     return ConsumeWorker(
         log,
         service,
@@ -114,18 +140,26 @@ def command_worker(
         handler,
         name=f"{service}:commands",
         concurrent_partitions=concurrent_partitions,
+        on_gain=on_gain,
     )
 
 
 def event_worker(
-    log: EventLog, service: str, topics: Sequence[str], handler: Handler[Event] = ignore
+    log: EventLog,
+    service: str,
+    topics: Sequence[str],
+    handler: Handler[Event] = ignore,
+    *,
+    codec: Codec = CODEC,
 ) -> ConsumeWorker[Event]:
     """The service's member of its event group, ``<service>.events``.
 
     A group of its own, apart from the commands, so each group's members share one subscription.
+    ``codec`` decodes the events (a reader of another registry: e.g. the games' legacy types
+    read as the types they became).
     """
     return ConsumeWorker(
-        log, f"{service}.events", topics, CODEC.decode_event, handler, name=f"{service}:events"
+        log, f"{service}.events", topics, codec.decode_event, handler, name=f"{service}:events"
     )
 
 
@@ -137,18 +171,25 @@ class CommitWatcher(Consumer):
     passed to the wrapped consumer unchanged.
     """
 
-    def __init__(self, inner: Consumer, catch_up: CatchUp) -> None:
+    def __init__(self, inner: Consumer, catch_up: CatchUp, group: str = "") -> None:
         self._inner = inner
         self._catch_up = catch_up
+        self._watch = metrics.ConsumerWatch(group or getattr(inner, "group", ""))
 
     async def start(self) -> None:
         await self._inner.start()
 
     async def stop(self) -> None:
         await self._inner.stop()
+        self._watch.close()
 
     async def poll(self, timeout_ms: int = 1000, max_records: int = 500) -> list[Record]:
-        return await self._inner.poll(timeout_ms, max_records)
+        records = await self._inner.poll(timeout_ms, max_records)
+        await self._watch.observe(self._inner)
+        return records
+
+    async def lag(self) -> dict[TopicPartition, int]:
+        return await self._inner.lag()
 
     async def commit(self, offsets: Mapping[TopicPartition, int] | None = None) -> None:
         await self._inner.commit(offsets)

@@ -30,10 +30,12 @@ log = telemetry.get_logger(__name__)
 
 
 def settle() -> None:
-    """Collect everything once and freeze what is left (after start-up, and every full pass)."""
+    """Collect everything once and freeze what is left (after start-up, and every full pass);
+    the collector is on afterwards (`arena <service>` keeps it off while starting)."""
     gc.unfreeze()
     gc.collect()
     gc.freeze()
+    gc.enable()
 
 
 def freeze_survivors() -> None:

@@ -17,10 +17,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from arena_runtime import metrics, telemetry
 from arena_runtime.config import ConfigError, Settings, load_settings
 from arena_runtime.host import heap
+from arena_runtime.host.clock import StartClock
 from arena_runtime.host.http import HealthApp, bind, make_server
 from arena_runtime.host.metrics import ServiceCollector
 from arena_runtime.host.runtime import Runtime, open_runtime
-from arena_runtime.host.service import Service
+from arena_runtime.host.service import Service, start_together
 
 log = telemetry.get_logger(__name__)
 
@@ -30,9 +31,14 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_CONFIG = 2
 
+#: How often the start-up report looks whether every service is ready yet.
+READY_POLL_SECONDS = 0.05
+
 
 def run(builders: Sequence[ServiceBuilder], process_name: str) -> int:
     """The body of `arena serve` and of each single-service command; returns the exit code."""
+    clock = StartClock()
+    clock.mark("imported")
     try:
         settings = load_settings()
     except ConfigError as exc:
@@ -44,7 +50,7 @@ def run(builders: Sequence[ServiceBuilder], process_name: str) -> int:
     telemetry.configure_telemetry(settings)
     try:
         with asyncio.Runner(loop_factory=_loop_factory(settings)) as runner:
-            return runner.run(serve(settings, builders, process_name))
+            return runner.run(serve(settings, builders, process_name, clock))
     except ConfigError as exc:
         return _bad_configuration(process_name, exc)
     finally:
@@ -78,14 +84,19 @@ def _bad_configuration(process_name: str, exc: ConfigError) -> int:
 
 
 async def serve(
-    settings: Settings, builders: Sequence[ServiceBuilder], process_name: str = "arena"
+    settings: Settings,
+    builders: Sequence[ServiceBuilder],
+    process_name: str = "arena",
+    clock: StartClock | None = None,
 ) -> int:
+    clock = clock or StartClock()
+    clock.mark("configured")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     try:
-        return await _serve(settings, builders, process_name, stop)
+        return await _serve(settings, builders, process_name, stop, clock)
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
@@ -96,36 +107,43 @@ async def _serve(
     builders: Sequence[ServiceBuilder],
     process_name: str,
     stop: asyncio.Event,
+    clock: StartClock | None = None,
 ) -> int:
+    clock = clock or StartClock()
     try:
         sock = bind(settings.http_host, settings.http_port)
     except OSError as exc:
         where = f"{settings.http_host}:{settings.http_port}"
         raise ConfigError("ARENA_HTTP_PORT", f"cannot listen on {where}: {exc.strerror}") from exc
     try:
-        async with open_runtime(settings) as runtime:
+        async with open_runtime(settings, clock.mark) as runtime:
             services = [await build(runtime) for build in builders]
+            clock.mark("built")
             apps = [s.http_app for s in services if s.http_app is not None]
             app = HealthApp(
                 readiness=lambda: {s.name: s.ready() for s in services},
                 metrics=metrics.exposition,
                 inner=apps[0] if apps else None,
+                degraded=lambda: {k: v for s in services for k, v in s.degraded().items()},
             )
-            server = make_server(app, sock)
+            server = make_server(app, sock, settings)
             server_task = asyncio.create_task(server.serve(sockets=[sock]), name="http")
+            clock.mark("listening")
             collector = ServiceCollector(services)
             started: list[Service] = []
             exit_code = EXIT_FAILED
             try:
-                for service in services:
-                    await service.start()
-                    started.append(service)
+                # Every service at once (`arena serve`): each start waits on the network.
+                started.extend(services)
+                await start_together(service.start() for service in services)
+                clock.mark("workers started")
                 heap.settle()
                 background = [
                     asyncio.create_task(
                         heap.keep(settings.gc_freeze_seconds, settings.gc_full_seconds, stop),
                         name="gc",
-                    )
+                    ),
+                    asyncio.create_task(_report_ready(services, clock, stop), name="ready"),
                 ]
                 if settings.parent_pid is not None:
                     background.append(
@@ -148,6 +166,17 @@ async def _serve(
         sock.close()  # also when opening the runtime or building a service failed
     log.info("stopped", process=process_name, exit_code=exit_code)
     return exit_code
+
+
+async def _report_ready(services: list[Service], clock: StartClock, stop: asyncio.Event) -> None:
+    """Log once, when every service is first ready, how long each phase of the start took."""
+    while not all(service.ready() for service in services):
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), READY_POLL_SECONDS)
+        if stop.is_set():
+            return
+    clock.mark("ready")
+    log.info("ready", seconds=clock.phases["ready"], phases=clock.phases)
 
 
 async def _until_stopped(

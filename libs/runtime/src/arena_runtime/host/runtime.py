@@ -7,7 +7,8 @@ so a wrong address fails start-up with that name instead of a stack trace.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
@@ -32,33 +33,64 @@ class Runtime:
     cache: Cache
 
 
+def _unmarked(phase: str) -> None:
+    pass
+
+
 @asynccontextmanager
-async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
+async def open_runtime(
+    settings: Settings, mark: Callable[[str], None] = _unmarked
+) -> AsyncIterator[Runtime]:
+    """The log, the database and the cache are opened together (each waits on its own server);
+    ``mark`` is told the name of each as it is open (the host's start clock). If one fails, the
+    others are closed again and the first failure, in that order, is raised."""
     async with AsyncExitStack() as stack:
         if settings.embedded or settings.database_url is None:
             _make_data_dir(settings)
         event_log = open_event_log(settings)
-        try:
-            await event_log.start()
-        except Exception as exc:
-            variable = "ARENA_DATA_DIR" if settings.embedded else "ARENA_KAFKA_BOOTSTRAP"
-            raise ConfigError(variable, f"cannot open the event log: {exc}") from exc
-        stack.push_async_callback(event_log.close)
-
-        try:
-            db = await open_database(settings)
-        except Exception as exc:
-            variable = "ARENA_DATA_DIR" if settings.database_url is None else "ARENA_DATABASE_URL"
-            raise ConfigError(variable, f"cannot open the database: {exc}") from exc
-        stack.push_async_callback(db.dispose)
-
         cache = open_cache(settings)
-        try:
-            await cache.start()
-        except Exception as exc:
-            raise ConfigError("ARENA_REDIS_URL", f"cannot open the cache: {exc}") from exc
-        stack.push_async_callback(cache.close)
 
+        async def start_log() -> None:
+            try:
+                await event_log.start()
+            except ConfigError:
+                raise
+            except Exception as exc:
+                variable = "ARENA_DATA_DIR" if settings.embedded else "ARENA_KAFKA_BOOTSTRAP"
+                raise ConfigError(variable, f"cannot open the event log: {exc}") from exc
+            mark("log opened")
+
+        async def start_database() -> AsyncEngine:
+            try:
+                db = await open_database(settings)
+            except Exception as exc:
+                variable = (
+                    "ARENA_DATA_DIR" if settings.database_url is None else "ARENA_DATABASE_URL"
+                )
+                raise ConfigError(variable, f"cannot open the database: {exc}") from exc
+            mark("database migrated")
+            return db
+
+        async def start_cache() -> None:
+            try:
+                await cache.start()
+            except Exception as exc:
+                raise ConfigError("ARENA_REDIS_URL", f"cannot open the cache: {exc}") from exc
+            mark("cache opened")
+
+        opened_log, db, opened_cache = await asyncio.gather(
+            start_log(), start_database(), start_cache(), return_exceptions=True
+        )
+        if not isinstance(opened_log, BaseException):
+            stack.push_async_callback(event_log.close)
+        if not isinstance(db, BaseException):
+            stack.push_async_callback(db.dispose)
+        if not isinstance(opened_cache, BaseException):
+            stack.push_async_callback(cache.close)
+        for result in (opened_log, db, opened_cache):
+            if isinstance(result, BaseException):
+                raise result
+        assert isinstance(db, AsyncEngine)
         yield Runtime(settings=settings, log=event_log, db=db, cache=cache)
 
 

@@ -8,7 +8,7 @@ takes traffic once its view of the world is current.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 from arena_runtime import telemetry
@@ -43,22 +43,48 @@ class ServiceError(Exception):
     """A service failed to start or one of its workers died."""
 
 
+async def start_together(starts: Iterable[Awaitable[None]]) -> None:
+    """Await every start concurrently; once all have ended, raise the first failure if any (so
+    none is left running on its own behind the error)."""
+    results = await asyncio.gather(*starts, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+
+
 class Service:
     """A name, an optional HTTP app, and the workers that make up one Arena service."""
 
     def __init__(
-        self, name: str, workers: Sequence[Worker] = (), http_app: ASGIApp | None = None
+        self,
+        name: str,
+        workers: Sequence[Worker] = (),
+        http_app: ASGIApp | None = None,
+        *,
+        background: Sequence[Worker] = (),
     ) -> None:
         self.name = name
-        self.workers = list(workers)
+        self.workers = [*workers, *background]
+        #: The workers whose readiness is the service's: not the ``background`` ones, which run
+        #: beside what the service serves (the gateway's share of the accounts group: commands
+        #: sent before its join are answered once the group has formed).
+        self._gating = list(workers)
         #: The ASGI app this service contributes to the host's HTTP server (the gateway's).
         self.http_app = http_app
+        #: Awaited first on stop, while every worker still runs: the gateway tells its sockets
+        #: and lets the commands in flight be answered before the fan-out stops.
+        self.drain: Callable[[], Awaitable[None]] | None = None
+        #: What this service cannot do now that does not make it unready (a dependency every
+        #: replica shares is down): problem -> description, shown by /readyz.
+        self.degraded: Callable[[], dict[str, str]] = dict
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
 
     async def start(self) -> None:
-        for worker in self.workers:
-            await worker.start()
+        """Start every worker at once: each joins its consumer group and notes its end offsets
+        over the network, and one after another they added up (a member's start is a
+        bootstrap, metadata and ListOffsets round trips, the group join then runs behind it)."""
+        await start_together(worker.start() for worker in self.workers)
         self._tasks = [
             asyncio.create_task(worker.run(), name=f"{self.name}/{worker.name}")
             for worker in self.workers
@@ -69,6 +95,11 @@ class Service:
     async def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
         """Let every worker finish its batch and commit; cancel those that overstay the grace."""
         self._started = False  # not ready from the first moment of shutdown
+        if self.drain is not None and self._tasks:
+            try:
+                await self.drain()
+            except Exception:
+                log.exception("draining failed: stopping anyway", service=self.name)
         for worker in self.workers:
             worker.request_stop()
         if self._tasks:
@@ -87,7 +118,7 @@ class Service:
         log.info("service stopped", service=self.name)
 
     def ready(self) -> bool:
-        return self._started and all(worker.ready() for worker in self.workers)
+        return self._started and all(worker.ready() for worker in self._gating)
 
     async def wait_failed(self) -> BaseException:
         """Return the error of the first worker to die; waits forever while all run."""

@@ -33,15 +33,16 @@ def database_url(settings: Settings) -> URL:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         path = settings.sqlite_path(SQLITE_FILE).resolve()
         return URL.create("sqlite+aiosqlite", database=str(path))
-    return parse_url(settings.database_url)
+    return parse_url(settings.database_url.get_secret_value())
 
 
 def parse_url(raw: str) -> URL:
     """Parse and check a database URL; plain ``postgresql://`` gets the asyncpg driver."""
     try:
         url = make_url(raw)
-    except ArgumentError as exc:
-        raise DatabaseUrlError(f"ARENA_DATABASE_URL: not a database URL: {raw!r}") from exc
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
+        # Not the value itself: a URL that does not parse may still hold a password.
+        raise DatabaseUrlError("ARENA_DATABASE_URL: not a database URL") from None
     if url.drivername in ("postgresql", "postgres"):
         url = url.set(drivername="postgresql+asyncpg")
     elif url.drivername == "sqlite":

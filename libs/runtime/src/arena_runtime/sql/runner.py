@@ -22,6 +22,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from arena_runtime import telemetry
 from arena_runtime.eventlog.base import EventLog, Record, TopicPartition, UnknownTopicError
 from arena_runtime.malformed import report_malformed
 from arena_runtime.sql.metadata import projection_offsets
@@ -124,12 +125,37 @@ class ProjectionRunner:
         if not batches:
             return 0
         try:
-            await self._apply_batches(batches)
+            with self._spans(batches):
+                await self._apply_batches(batches)
         except OffsetConflictError:
             CONFLICTS.labels(self.name).inc()
             self._next = None
             return 0
         return sum(len(records) for _, _, records in batches)
+
+    def _spans(
+        self, batches: list[tuple[TopicPartition, int, list[Record]]]
+    ) -> contextlib.AbstractContextManager[object]:
+        """While spans are exported: one per record applied, in the trace of the span that
+        wrote it (``<topic> process``, group ``projection:<name>``), around the transaction."""
+        stack = contextlib.ExitStack()
+        if not telemetry.exporting():
+            return stack
+        for tp, _, records in batches:
+            attributes = {
+                "messaging.system": "kafka",
+                "messaging.operation.type": "process",
+                "messaging.destination.name": tp.topic,
+                "messaging.destination.partition.id": str(tp.partition),
+                "messaging.consumer.group.name": self.group,
+            }
+            parents = [telemetry.context_from_headers(record.headers) for record in records]
+            stack.enter_context(telemetry.record_spans(f"{tp.topic} process", parents, attributes))
+        return stack
+
+    def forget_offsets(self) -> None:
+        """Read the stored offsets again before the next step (after a failed transaction)."""
+        self._next = None
 
     async def catch_up(self) -> int:
         """Apply until the projection reaches the end of the log as it is now."""

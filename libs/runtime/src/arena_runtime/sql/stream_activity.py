@@ -2,7 +2,7 @@
 
 The smallest real projection, and the one to copy: a table on the shared metadata, an Alembic
 revision that creates it, and an ``apply`` that reads only the record and the rows it owns. A
-stream is identified by the record key (one stream per key, see DESIGN.md); records without a
+stream is identified by the record key (one stream per key, docs/architecture.md); records without a
 key belong to no stream and are not counted. Times are the log's record timestamps, never the
 clock, so a rebuild reproduces the table exactly.
 """

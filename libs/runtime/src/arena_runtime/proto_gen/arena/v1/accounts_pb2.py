@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61rena/v1/accounts.proto\x12\x08\x61rena.v1\"j\n\x0fRegisterAccount\x12\x10\n\x08username\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x15\n\rpassword_hash\x18\x03 \x01(\t\x12\x1b\n\x13upgraded_guest_name\x18\x04 \x01(\t\"l\n\x11\x41\x63\x63ountRegistered\x12\x10\n\x08username\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x15\n\rpassword_hash\x18\x03 \x01(\t\x12\x1b\n\x13upgraded_guest_name\x18\x04 \x01(\t\"L\n\x0bOpenSession\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\ntoken_hash\x18\x02 \x01(\t\x12\x15\n\rexpires_at_ms\x18\x03 \x01(\x03\"N\n\rSessionOpened\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\ntoken_hash\x18\x02 \x01(\t\x12\x15\n\rexpires_at_ms\x18\x03 \x01(\x03\"2\n\x0c\x43loseSession\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"G\n\rSessionClosed\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\ntoken_hash\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61rena/v1/accounts.proto\x12\x08\x61rena.v1\"j\n\x0fRegisterAccount\x12\x10\n\x08username\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x15\n\rpassword_hash\x18\x03 \x01(\t\x12\x1b\n\x13upgraded_guest_name\x18\x04 \x01(\t\"l\n\x11\x41\x63\x63ountRegistered\x12\x10\n\x08username\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x15\n\rpassword_hash\x18\x03 \x01(\t\x12\x1b\n\x13upgraded_guest_name\x18\x04 \x01(\t\"L\n\x0bOpenSession\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\ntoken_hash\x18\x02 \x01(\t\x12\x15\n\rexpires_at_ms\x18\x03 \x01(\x03\"N\n\rSessionOpened\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\ntoken_hash\x18\x02 \x01(\t\x12\x15\n\rexpires_at_ms\x18\x03 \x01(\x03\"2\n\x0c\x43loseSession\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"G\n\rSessionClosed\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\ntoken_hash\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\"z\n\x10OpenGuestSession\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\ntoken_hash\x18\x02 \x01(\t\x12\x11\n\tplayer_id\x18\x03 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\x12\x15\n\rexpires_at_ms\x18\x05 \x01(\x03\"|\n\x12GuestSessionOpened\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\ntoken_hash\x18\x02 \x01(\t\x12\x11\n\tplayer_id\x18\x03 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\x12\x15\n\rexpires_at_ms\x18\x05 \x01(\x03\">\n\x11RenewGuestSession\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x15\n\rexpires_at_ms\x18\x02 \x01(\x03\"@\n\x13GuestSessionRenewed\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x15\n\rexpires_at_ms\x18\x02 \x01(\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,4 +43,12 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CLOSESESSION']._serialized_end=463
   _globals['_SESSIONCLOSED']._serialized_start=465
   _globals['_SESSIONCLOSED']._serialized_end=536
+  _globals['_OPENGUESTSESSION']._serialized_start=538
+  _globals['_OPENGUESTSESSION']._serialized_end=660
+  _globals['_GUESTSESSIONOPENED']._serialized_start=662
+  _globals['_GUESTSESSIONOPENED']._serialized_end=786
+  _globals['_RENEWGUESTSESSION']._serialized_start=788
+  _globals['_RENEWGUESTSESSION']._serialized_end=850
+  _globals['_GUESTSESSIONRENEWED']._serialized_start=852
+  _globals['_GUESTSESSIONRENEWED']._serialized_end=916
 # @@protoc_insertion_point(module_scope)

@@ -199,3 +199,127 @@ class SessionClosed(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SessionClosed: _TypeAlias = SessionClosed  # noqa: Y015
+
+@_typing.final
+class OpenGuestSession(_message.Message):
+    """Guests' sessions, one `guest-<session id>` stream each, on the same topics: recorded so that a
+    guest's token outlives any restart of the gateway or loss of the cache (issue 12). The stream
+    holds no password; its state is the one session, renewed while used and closed at sign-out or
+    upgrade (CloseSession / SessionClosed, as an account's).
+
+    Command: a new guest's session (sent before its token is shown).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    TOKEN_HASH_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_MS_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    token_hash: _builtins.str
+    player_id: _builtins.str
+    """`p_<hex>` and `Guest_XXXX`."""
+    display_name: _builtins.str
+    expires_at_ms: _builtins.int
+    """The session's end as recorded: it lives `ARENA_SESSION_TTL_SECONDS` after its last use, and
+    uses move this forward (RenewGuestSession) at most every twenty-fourth of that time.
+    """
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        token_hash: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+        expires_at_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "expires_at_ms", b"expires_at_ms", "player_id", b"player_id", "session_id", b"session_id", "token_hash", b"token_hash"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OpenGuestSession: _TypeAlias = OpenGuestSession  # noqa: Y015
+
+@_typing.final
+class GuestSessionOpened(_message.Message):
+    """Event: a guest's session was opened."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    TOKEN_HASH_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_MS_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    token_hash: _builtins.str
+    player_id: _builtins.str
+    display_name: _builtins.str
+    expires_at_ms: _builtins.int
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        token_hash: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+        expires_at_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "expires_at_ms", b"expires_at_ms", "player_id", b"player_id", "session_id", b"session_id", "token_hash", b"token_hash"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GuestSessionOpened: _TypeAlias = GuestSessionOpened  # noqa: Y015
+
+@_typing.final
+class RenewGuestSession(_message.Message):
+    """Command: the session was used; it now ends no earlier than `expires_at_ms`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_MS_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    expires_at_ms: _builtins.int
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        expires_at_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expires_at_ms", b"expires_at_ms", "session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RenewGuestSession: _TypeAlias = RenewGuestSession  # noqa: Y015
+
+@_typing.final
+class GuestSessionRenewed(_message.Message):
+    """Event: a guest's session's recorded end moved forward."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_MS_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    expires_at_ms: _builtins.int
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        expires_at_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expires_at_ms", b"expires_at_ms", "session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GuestSessionRenewed: _TypeAlias = GuestSessionRenewed  # noqa: Y015

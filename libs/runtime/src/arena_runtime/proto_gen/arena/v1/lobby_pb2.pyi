@@ -8,14 +8,15 @@ stream id they address (docs/online-play.md):
   `player-<id>`          a player's lobby requests (create a room, play the AI);
   `room-<CODE>`          one room code: its rooms over time, their matches and rematches;
   `queue-<game>-<mode>`  a quick-match queue, e.g. `queue-maths-warriors-casual`.
-The matchmaking service is the only writer of the events. It starts matches by sending
-`arena.v1.CreateMatch` (maths_warriors.proto) to `arena.commands.match`. A refused command is
+The matchmaking service is the only writer of the events. It starts matches by sending a
+command to `arena.commands.match` (match.proto). A refused command is
 recorded as `arena.v1.CommandRejected` in the stream it addressed; the codes are listed in
 docs/events.md. Deadlines are milliseconds since the epoch by the server's clock.
 """
 
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as _maths_warriors_pb2
+from arena_runtime.proto_gen.arena.v1 import match_pb2 as _match_pb2
 from collections import abc as _abc
+from google.protobuf import any_pb2 as _any_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
@@ -80,11 +81,16 @@ class LobbyPlayer(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
+    POLICY_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     display_name: _builtins.str
     kind: Global___PlayerKind.ValueType
     """Guest or signed-in account, from the gateway's Principal; ranked play needs two accounts.
     Unspecified (records written before issue 5) counts as a guest.
+    """
+    policy: _builtins.str
+    """A seat the host filled (FillSeat) or the start filled: the AI level or scripted policy, by
+    the game's names; empty for a person.
     """
     def __init__(
         self,
@@ -92,10 +98,11 @@ class LobbyPlayer(_message.Message):
         player_id: _builtins.str = ...,
         display_name: _builtins.str = ...,
         kind: Global___PlayerKind.ValueType = ...,
+        policy: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "kind", b"kind", "player_id", b"player_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "kind", b"kind", "player_id", b"player_id", "policy", b"policy"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -103,48 +110,45 @@ Global___LobbyPlayer: _TypeAlias = LobbyPlayer  # noqa: Y015
 
 @_typing.final
 class RoomSettings(_message.Message):
-    """What a host chooses for a room (and a player for an AI game)."""
+    """What a host chooses for a room (and a player for an AI game): the game, its seats and mode,
+    and the game's own settings message.
+
+    Schema version 2. Version 1 (before the game seam, issue 14) held Maths Warriors' settings in
+    fields 1-4; they have the numbers of arena.v1.MathsWarriorsSettings, and a version-1 record is
+    read as version 2 with them moved into `settings` (docs/games.md).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    GAME_SECONDS_FIELD_NUMBER: _builtins.int
-    MOVE_SECONDS_FIELD_NUMBER: _builtins.int
-    RULESET_FIELD_NUMBER: _builtins.int
-    PREVIEW_FIELD_NUMBER: _builtins.int
     MODE_FIELD_NUMBER: _builtins.int
-    game_seconds: _builtins.int
-    """Game clock in seconds, 60..3600; unset: 720."""
-    move_seconds: _builtins.int
-    """Move clock in seconds, 0..120 (0: none); unset: 30."""
-    preview: _builtins.bool
-    """Live expression preview on or off."""
-    mode: _maths_warriors_pb2.MatchMode.ValueType
-    """Unspecified means casual. Ranked is refused (`mode_not_available`) until issue 5."""
+    GAME_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    SETTINGS_FIELD_NUMBER: _builtins.int
+    mode: _match_pb2.MatchMode.ValueType
+    """Unspecified means casual."""
+    game: _builtins.str
+    """The game's registered name, e.g. "maths-warriors"."""
+    seats: _builtins.int
+    """How many seats the match has (0: the game's default)."""
     @_builtins.property
-    def ruleset(self) -> _maths_warriors_pb2.MatchRuleset:
-        """The four ruleset options by their engine values; empty: the documents' ruling."""
+    def settings(self) -> _any_pb2.Any:
+        """The game's settings message (e.g. arena.v1.MathsWarriorsSettings); unset values take the
+        game's defaults, which the lobby fills in.
+        """
 
     def __init__(
         self,
         *,
-        game_seconds: _builtins.int | None = ...,
-        move_seconds: _builtins.int | None = ...,
-        ruleset: _maths_warriors_pb2.MatchRuleset | None = ...,
-        preview: _builtins.bool = ...,
-        mode: _maths_warriors_pb2.MatchMode.ValueType = ...,
+        mode: _match_pb2.MatchMode.ValueType = ...,
+        game: _builtins.str = ...,
+        seats: _builtins.int = ...,
+        settings: _any_pb2.Any | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_game_seconds", b"_game_seconds", "_move_seconds", b"_move_seconds", "game_seconds", b"game_seconds", "move_seconds", b"move_seconds", "ruleset", b"ruleset"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_game_seconds", b"_game_seconds", "_move_seconds", b"_move_seconds", "game_seconds", b"game_seconds", "mode", b"mode", "move_seconds", b"move_seconds", "preview", b"preview", "ruleset", b"ruleset"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "mode", b"mode", "seats", b"seats", "settings", b"settings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType__game_seconds: _TypeAlias = _typing.Literal["game_seconds"]  # noqa: Y015
-    _WhichOneofArgType__game_seconds: _TypeAlias = _typing.Literal["_game_seconds", b"_game_seconds"]  # noqa: Y015
-    _WhichOneofReturnType__move_seconds: _TypeAlias = _typing.Literal["move_seconds"]  # noqa: Y015
-    _WhichOneofArgType__move_seconds: _TypeAlias = _typing.Literal["_move_seconds", b"_move_seconds"]  # noqa: Y015
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__game_seconds) -> _WhichOneofReturnType__game_seconds | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__move_seconds) -> _WhichOneofReturnType__move_seconds | None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RoomSettings: _TypeAlias = RoomSettings  # noqa: Y015
 
@@ -246,7 +250,9 @@ Global___OpenRoom: _TypeAlias = OpenRoom  # noqa: Y015
 
 @_typing.final
 class JoinRoom(_message.Message):
-    """To `room-<CODE>`: take the second seat."""
+    """To `room-<CODE>`: take the lowest free seat. The room starts its match when this takes its
+    last seat (a two-seat game: the second player).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -265,6 +271,59 @@ class JoinRoom(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___JoinRoom: _TypeAlias = JoinRoom  # noqa: Y015
+
+@_typing.final
+class FillSeat(_message.Message):
+    """To `room-<CODE>` (the host): fill an empty seat of a waiting room with one of the game's AI
+    levels or scripted policies (its SeatPlan). `seat` 0: the lowest free seat. The room starts
+    when this takes its last seat.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    POLICY_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    seat: _builtins.int
+    policy: _builtins.str
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        policy: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "policy", b"policy", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FillSeat: _TypeAlias = FillSeat  # noqa: Y015
+
+@_typing.final
+class StartRoom(_message.Message):
+    """To `room-<CODE>` (the host): start the match now; the seats nobody took get the game's
+    default fill (refused if the game has none, or too few people sit).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StartRoom: _TypeAlias = StartRoom  # noqa: Y015
 
 @_typing.final
 class LeaveRoom(_message.Message):
@@ -325,11 +384,19 @@ class RoomMatchEnded(_message.Message):
     WINNER_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     WINNER_PLAYER_ID_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     winner: _builtins.int
-    """Seat 1 or 2 of the match."""
+    """The seat ranked first alone (0: a tie, every seat's rank is in `seats`)."""
     reason: _builtins.str
     winner_player_id: _builtins.str
+    """The winner's player id; empty: the room names it from its seats."""
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[_match_pb2.SeatResult]:
+        """Every seat's rank and score, as the match's MatchEnded says (empty in records written
+        before the game seam).
+        """
+
     def __init__(
         self,
         *,
@@ -337,10 +404,11 @@ class RoomMatchEnded(_message.Message):
         winner: _builtins.int = ...,
         reason: _builtins.str = ...,
         winner_player_id: _builtins.str = ...,
+        seats: _abc.Iterable[_match_pb2.SeatResult] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "reason", b"reason", "winner", b"winner", "winner_player_id", b"winner_player_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "reason", b"reason", "seats", b"seats", "winner", b"winner", "winner_player_id", b"winner_player_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -444,7 +512,7 @@ class Enqueue(_message.Message):
     MODE_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """"maths-warriors"."""
-    mode: _maths_warriors_pb2.MatchMode.ValueType
+    mode: _match_pb2.MatchMode.ValueType
     @_builtins.property
     def player(self) -> Global___LobbyPlayer: ...
     def __init__(
@@ -452,7 +520,7 @@ class Enqueue(_message.Message):
         *,
         player: Global___LobbyPlayer | None = ...,
         game: _builtins.str = ...,
-        mode: _maths_warriors_pb2.MatchMode.ValueType = ...,
+        mode: _match_pb2.MatchMode.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
@@ -493,8 +561,11 @@ class PlayAi(_message.Message):
     PLAYER_FIELD_NUMBER: _builtins.int
     LEVEL_FIELD_NUMBER: _builtins.int
     SETTINGS_FIELD_NUMBER: _builtins.int
+    POLICY_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
-    level: _maths_warriors_pb2.AiLevel.ValueType
+    level: _match_pb2.AiLevel.ValueType
+    """Maths Warriors' AI level; `policy` names it too (by the game's name, e.g. "hard")."""
+    policy: _builtins.str
     @_builtins.property
     def player(self) -> Global___LobbyPlayer: ...
     @_builtins.property
@@ -504,16 +575,242 @@ class PlayAi(_message.Message):
         *,
         request_id: _builtins.str = ...,
         player: Global___LobbyPlayer | None = ...,
-        level: _maths_warriors_pb2.AiLevel.ValueType = ...,
+        level: _match_pb2.AiLevel.ValueType = ...,
         settings: Global___RoomSettings | None = ...,
+        policy: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["level", b"level", "player", b"player", "request_id", b"request_id", "settings", b"settings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["level", b"level", "player", b"player", "policy", b"policy", "request_id", b"request_id", "settings", b"settings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PlayAi: _TypeAlias = PlayAi  # noqa: Y015
+
+@_typing.final
+class PlaySolo(_message.Message):
+    """To `player-<id>`: play a one-seat game alone (Digits: ranked, casual, daily, the tutorial, a
+    trial), in `settings.mode`. The daily mode counts one game a Paris day per player and game, the
+    first started (`counted`); a second that day is played casual. The day's shared seeds are the
+    game's (`shared_seeds`), drawn from the game, the mode and the day.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_FIELD_NUMBER: _builtins.int
+    SETTINGS_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    @_builtins.property
+    def player(self) -> Global___LobbyPlayer: ...
+    @_builtins.property
+    def settings(self) -> Global___RoomSettings: ...
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        player: Global___LobbyPlayer | None = ...,
+        settings: Global___RoomSettings | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "settings", b"settings"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "request_id", b"request_id", "settings", b"settings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlaySolo: _TypeAlias = PlaySolo  # noqa: Y015
+
+@_typing.final
+class ChallengeDuel(_message.Message):
+    """To `duel-<duel id>` (a fresh id the sender picks): challenge another account to a duel of a
+    one-seat game (Digits): the same game for both, to a deadline, `stake` credits each.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHALLENGER_FIELD_NUMBER: _builtins.int
+    OPPONENT_FIELD_NUMBER: _builtins.int
+    STAKE_FIELD_NUMBER: _builtins.int
+    SETTINGS_FIELD_NUMBER: _builtins.int
+    stake: _builtins.int
+    @_builtins.property
+    def challenger(self) -> Global___LobbyPlayer: ...
+    @_builtins.property
+    def opponent(self) -> Global___LobbyPlayer: ...
+    @_builtins.property
+    def settings(self) -> Global___RoomSettings:
+        """game and mode (duel); the game's settings."""
+
+    def __init__(
+        self,
+        *,
+        challenger: Global___LobbyPlayer | None = ...,
+        opponent: Global___LobbyPlayer | None = ...,
+        stake: _builtins.int = ...,
+        settings: Global___RoomSettings | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["challenger", b"challenger", "opponent", b"opponent", "settings", b"settings"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["challenger", b"challenger", "opponent", b"opponent", "settings", b"settings", "stake", b"stake"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChallengeDuel: _TypeAlias = ChallengeDuel  # noqa: Y015
+
+@_typing.final
+class AcceptDuel(_message.Message):
+    """To `duel-<id>`: the challenged player answers."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AcceptDuel: _TypeAlias = AcceptDuel  # noqa: Y015
+
+@_typing.final
+class DeclineDuel(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeclineDuel: _TypeAlias = DeclineDuel  # noqa: Y015
+
+@_typing.final
+class StartDuel(_message.Message):
+    """To `duel-<id>` (matchmaking's own, after the armies were drawn): start both games with these
+    settings (the game's message: Digits' with the 12 armies).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SETTINGS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def settings(self) -> _any_pb2.Any: ...
+    def __init__(
+        self,
+        *,
+        settings: _any_pb2.Any | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["settings", b"settings"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["settings", b"settings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StartDuel: _TypeAlias = StartDuel  # noqa: Y015
+
+@_typing.final
+class DuelStakeAnswer(_message.Message):
+    """To `duel-<id>` (matchmaking's own, from the credits ledger's answer to the stake's hold)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    HELD_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    held: _builtins.bool
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        held: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["held", b"held", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DuelStakeAnswer: _TypeAlias = DuelStakeAnswer  # noqa: Y015
+
+@_typing.final
+class DuelGameEnded(_message.Message):
+    """To `duel-<id>` (matchmaking's own, from a duel game's MatchEnded): how that game stands."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SIDE_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    @_builtins.property
+    def side(self) -> Global___DuelSide: ...
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        side: Global___DuelSide | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["side", b"side"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "side", b"side"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DuelGameEnded: _TypeAlias = DuelGameEnded  # noqa: Y015
+
+@_typing.final
+class DuelSide(_message.Message):
+    """One player's game in a duel, as its end says."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    STARTED_FIELD_NUMBER: _builtins.int
+    OVER_FIELD_NUMBER: _builtins.int
+    FORFEITED_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    LOSSES_FIELD_NUMBER: _builtins.int
+    MARGIN_FIELD_NUMBER: _builtins.int
+    FOCUS_RIGHT_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    started: _builtins.bool
+    over: _builtins.bool
+    forfeited: _builtins.bool
+    wins: _builtins.int
+    losses: _builtins.int
+    margin: _builtins.int
+    focus_right: _builtins.int
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        started: _builtins.bool = ...,
+        over: _builtins.bool = ...,
+        forfeited: _builtins.bool = ...,
+        wins: _builtins.int = ...,
+        losses: _builtins.int = ...,
+        margin: _builtins.int = ...,
+        focus_right: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["focus_right", b"focus_right", "forfeited", b"forfeited", "losses", b"losses", "margin", b"margin", "over", b"over", "player_id", b"player_id", "started", b"started", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DuelSide: _TypeAlias = DuelSide  # noqa: Y015
 
 @_typing.final
 class RoomRequested(_message.Message):
@@ -628,7 +925,9 @@ Global___RoomOpened: _TypeAlias = RoomOpened  # noqa: Y015
 
 @_typing.final
 class RoomJoined(_message.Message):
-    """On `room-<CODE>`: the second player sat down (RoomMatchStarted follows in the same batch)."""
+    """On `room-<CODE>`: a player sat down in the lowest free seat (RoomMatchStarted follows in the
+    same batch when it was the last).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -649,6 +948,51 @@ class RoomJoined(_message.Message):
 Global___RoomJoined: _TypeAlias = RoomJoined  # noqa: Y015
 
 @_typing.final
+class RoomSeatFilled(_message.Message):
+    """On `room-<CODE>`: the host filled seat `seat` with an AI level or scripted policy."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    POLICY_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    policy: _builtins.str
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        policy: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["policy", b"policy", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RoomSeatFilled: _TypeAlias = RoomSeatFilled  # noqa: Y015
+
+@_typing.final
+class RoomLeft(_message.Message):
+    """On `room-<CODE>`: a player who is not the host left a waiting room; their seat is free again."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RoomLeft: _TypeAlias = RoomLeft  # noqa: Y015
+
+@_typing.final
 class RoomMatchStarted(_message.Message):
     """On `room-<CODE>`: a match was started for the room (CreateMatch sent to `match-<match_id>`)."""
 
@@ -665,7 +1009,7 @@ class RoomMatchStarted(_message.Message):
     code: _builtins.str
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___LobbyPlayer]:
-        """Seat 1 first."""
+        """Seat 1 first, every seat of the game; a filled seat has its `policy`."""
 
     @_builtins.property
     def settings(self) -> Global___RoomSettings:
@@ -698,10 +1042,16 @@ class RoomMatchFinished(_message.Message):
     WINNER_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     WINNER_PLAYER_ID_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     winner: _builtins.int
+    """The seat ranked first alone (0: a tie)."""
     reason: _builtins.str
     winner_player_id: _builtins.str
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[_match_pb2.SeatResult]:
+        """Every seat's rank and score (empty in records written before the game seam)."""
+
     def __init__(
         self,
         *,
@@ -709,10 +1059,11 @@ class RoomMatchFinished(_message.Message):
         winner: _builtins.int = ...,
         reason: _builtins.str = ...,
         winner_player_id: _builtins.str = ...,
+        seats: _abc.Iterable[_match_pb2.SeatResult] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "reason", b"reason", "winner", b"winner", "winner_player_id", b"winner_player_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "reason", b"reason", "seats", b"seats", "winner", b"winner", "winner_player_id", b"winner_player_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -928,9 +1279,12 @@ class AiMatchRequested(_message.Message):
     PLAYER_FIELD_NUMBER: _builtins.int
     LEVEL_FIELD_NUMBER: _builtins.int
     SETTINGS_FIELD_NUMBER: _builtins.int
+    POLICY_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     match_id: _builtins.str
-    level: _maths_warriors_pb2.AiLevel.ValueType
+    level: _match_pb2.AiLevel.ValueType
+    policy: _builtins.str
+    """The AI's level by the game's name, e.g. "hard"."""
     @_builtins.property
     def player(self) -> Global___LobbyPlayer: ...
     @_builtins.property
@@ -943,13 +1297,411 @@ class AiMatchRequested(_message.Message):
         request_id: _builtins.str = ...,
         match_id: _builtins.str = ...,
         player: Global___LobbyPlayer | None = ...,
-        level: _maths_warriors_pb2.AiLevel.ValueType = ...,
+        level: _match_pb2.AiLevel.ValueType = ...,
         settings: Global___RoomSettings | None = ...,
+        policy: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["level", b"level", "match_id", b"match_id", "player", b"player", "request_id", b"request_id", "settings", b"settings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["level", b"level", "match_id", b"match_id", "player", b"player", "policy", b"policy", "request_id", b"request_id", "settings", b"settings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AiMatchRequested: _TypeAlias = AiMatchRequested  # noqa: Y015
+
+@_typing.final
+class RoomGameStarted(_message.Message):
+    """On `room-<CODE>` of a side-by-side room already playing: a player joined late; their game
+    starts now with the room's settings and `missed_rounds` (the game's `lobby.late_join`): the
+    rounds already opened count as lost. `players` and `match_ids`: the room's whole roster now,
+    `missed` each one's missed rounds.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SETTINGS_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    MATCH_IDS_FIELD_NUMBER: _builtins.int
+    MISSED_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    @_builtins.property
+    def player(self) -> Global___LobbyPlayer: ...
+    @_builtins.property
+    def settings(self) -> Global___RoomSettings: ...
+    @_builtins.property
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def match_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def missed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def __init__(
+        self,
+        *,
+        player: Global___LobbyPlayer | None = ...,
+        match_id: _builtins.str = ...,
+        settings: Global___RoomSettings | None = ...,
+        players: _abc.Iterable[_builtins.str] | None = ...,
+        match_ids: _abc.Iterable[_builtins.str] | None = ...,
+        missed: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "settings", b"settings"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "match_ids", b"match_ids", "missed", b"missed", "player", b"player", "players", b"players", "settings", b"settings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RoomGameStarted: _TypeAlias = RoomGameStarted  # noqa: Y015
+
+@_typing.final
+class DuelOffered(_message.Message):
+    """On `duel-<id>`: a duel offered; `deadline_ms` is set at acceptance."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DUEL_ID_FIELD_NUMBER: _builtins.int
+    CHALLENGER_FIELD_NUMBER: _builtins.int
+    OPPONENT_FIELD_NUMBER: _builtins.int
+    STAKE_FIELD_NUMBER: _builtins.int
+    SETTINGS_FIELD_NUMBER: _builtins.int
+    duel_id: _builtins.str
+    stake: _builtins.int
+    @_builtins.property
+    def challenger(self) -> Global___LobbyPlayer: ...
+    @_builtins.property
+    def opponent(self) -> Global___LobbyPlayer: ...
+    @_builtins.property
+    def settings(self) -> Global___RoomSettings: ...
+    def __init__(
+        self,
+        *,
+        duel_id: _builtins.str = ...,
+        challenger: Global___LobbyPlayer | None = ...,
+        opponent: Global___LobbyPlayer | None = ...,
+        stake: _builtins.int = ...,
+        settings: Global___RoomSettings | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["challenger", b"challenger", "opponent", b"opponent", "settings", b"settings"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["challenger", b"challenger", "duel_id", b"duel_id", "opponent", b"opponent", "settings", b"settings", "stake", b"stake"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DuelOffered: _TypeAlias = DuelOffered  # noqa: Y015
+
+@_typing.final
+class DuelAccepted(_message.Message):
+    """On `duel-<id>`: accepted at `accepted_ms`; both games must end by `deadline_ms` (24 h later).
+    The seeds both games share are drawn from the duel id; the armies are drawn next.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    ACCEPTED_MS_FIELD_NUMBER: _builtins.int
+    DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    PLAYER_SEED_FIELD_NUMBER: _builtins.int
+    SHOP_SEED_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    STAKE_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    accepted_ms: _builtins.int
+    deadline_ms: _builtins.int
+    player_seed: _builtins.int
+    shop_seed: _builtins.int
+    stake: _builtins.int
+    """Each one's stake, held on their credits ledger before the games start (none: 0)."""
+    @_builtins.property
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The challenger and the challenged."""
+
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        accepted_ms: _builtins.int = ...,
+        deadline_ms: _builtins.int = ...,
+        player_seed: _builtins.int = ...,
+        shop_seed: _builtins.int = ...,
+        players: _abc.Iterable[_builtins.str] | None = ...,
+        stake: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted_ms", b"accepted_ms", "deadline_ms", b"deadline_ms", "player_id", b"player_id", "player_seed", b"player_seed", "players", b"players", "shop_seed", b"shop_seed", "stake", b"stake"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DuelAccepted: _TypeAlias = DuelAccepted  # noqa: Y015
+
+@_typing.final
+class DuelStakeHeld(_message.Message):
+    """On `duel-<id>`: a player's stake is held (`all_held`: both are now; the armies are drawn
+    next) or was refused (not enough credits: the duel is cancelled, DuelSettled follows).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    ALL_HELD_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    all_held: _builtins.bool
+    @_builtins.property
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The duel's players (whom the armies are drawn for)."""
+
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        all_held: _builtins.bool = ...,
+        players: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_held", b"all_held", "player_id", b"player_id", "players", b"players"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DuelStakeHeld: _TypeAlias = DuelStakeHeld  # noqa: Y015
+
+@_typing.final
+class DuelDeclined(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DuelDeclined: _TypeAlias = DuelDeclined  # noqa: Y015
+
+@_typing.final
+class DuelStarted(_message.Message):
+    """On `duel-<id>`: both games started (StartMatch to each, the challenger's first)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_IDS_FIELD_NUMBER: _builtins.int
+    SETTINGS_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    @_builtins.property
+    def match_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def settings(self) -> _any_pb2.Any: ...
+    @_builtins.property
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___LobbyPlayer]: ...
+    def __init__(
+        self,
+        *,
+        match_ids: _abc.Iterable[_builtins.str] | None = ...,
+        settings: _any_pb2.Any | None = ...,
+        players: _abc.Iterable[Global___LobbyPlayer] | None = ...,
+        game: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["settings", b"settings"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "match_ids", b"match_ids", "players", b"players", "settings", b"settings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DuelStarted: _TypeAlias = DuelStarted  # noqa: Y015
+
+@_typing.final
+class DuelGameRecorded(_message.Message):
+    """On `duel-<id>`: one game's end recorded."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SIDE_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    @_builtins.property
+    def side(self) -> Global___DuelSide: ...
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        side: Global___DuelSide | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["side", b"side"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "side", b"side"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DuelGameRecorded: _TypeAlias = DuelGameRecorded  # noqa: Y015
+
+@_typing.final
+class DuelSettled(_message.Message):
+    """On `duel-<id>`: the duel decided (`result` win, draw or cancelled; `reason` and `decided_by`
+    as docs/rules/digits.md says); the stakes are settled by the ledger commands that follow.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULT_FIELD_NUMBER: _builtins.int
+    WINNER_FIELD_NUMBER: _builtins.int
+    LOSER_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    DECIDED_BY_FIELD_NUMBER: _builtins.int
+    STAKE_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    result: _builtins.str
+    winner: _builtins.str
+    loser: _builtins.str
+    reason: _builtins.str
+    decided_by: _builtins.str
+    stake: _builtins.int
+    @_builtins.property
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        result: _builtins.str = ...,
+        winner: _builtins.str = ...,
+        loser: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        decided_by: _builtins.str = ...,
+        stake: _builtins.int = ...,
+        players: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decided_by", b"decided_by", "loser", b"loser", "players", b"players", "reason", b"reason", "result", b"result", "stake", b"stake", "winner", b"winner"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DuelSettled: _TypeAlias = DuelSettled  # noqa: Y015
+
+@_typing.final
+class RoomGameEnded(_message.Message):
+    """On `room-<CODE>` of a side-by-side room (a one-seat game played in mode room: each player has
+    a game of their own, started together): one player's game (`match_id`) ended; the room's
+    RoomMatchFinished follows when every one has.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    player_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RoomGameEnded: _TypeAlias = RoomGameEnded  # noqa: Y015
+
+@_typing.final
+class SoloMatchRequested(_message.Message):
+    """On `player-<id>`: a one-seat game started alone (StartMatch sent to `match-<match_id>`), in
+    `settings.mode` as played (a daily already counted that day is casual). `day` is the Paris
+    day of a daily request ("" otherwise); `counted` whether it is the day's counted game.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_FIELD_NUMBER: _builtins.int
+    SETTINGS_FIELD_NUMBER: _builtins.int
+    DAY_FIELD_NUMBER: _builtins.int
+    COUNTED_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    match_id: _builtins.str
+    day: _builtins.str
+    counted: _builtins.bool
+    @_builtins.property
+    def player(self) -> Global___LobbyPlayer: ...
+    @_builtins.property
+    def settings(self) -> Global___RoomSettings: ...
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        match_id: _builtins.str = ...,
+        player: Global___LobbyPlayer | None = ...,
+        settings: Global___RoomSettings | None = ...,
+        day: _builtins.str = ...,
+        counted: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "settings", b"settings"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["counted", b"counted", "day", b"day", "match_id", b"match_id", "player", b"player", "request_id", b"request_id", "settings", b"settings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SoloMatchRequested: _TypeAlias = SoloMatchRequested  # noqa: Y015
+
+@_typing.final
+class EndPlayerMatch(_message.Message):
+    """To `player-<id>` (sent by matchmaking when it reads the GameEnded of a match no room plays:
+    an AI game, a quick match): the player's live match is over; they may start another.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    match_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EndPlayerMatch: _TypeAlias = EndPlayerMatch  # noqa: Y015
+
+@_typing.final
+class PlayerMatchEnded(_message.Message):
+    """On `player-<id>`: the player's match (AiMatchRequested, PlayersPaired) ended. A player has one
+    live match at a time (docs/online-play.md): until this, they may not start or join another.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    match_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayerMatchEnded: _TypeAlias = PlayerMatchEnded  # noqa: Y015

@@ -10,10 +10,19 @@ the games that produced it. Commands go to `arena.commands.rating`, events to
 `arena.rating.events`, both keyed by the ladder's stream id; the rating service is the only
 writer. A game is recorded by the command `RateMatch` with the id `rate:<match_id>`, so a game
 is never rated twice.
+
+Since the game seam (issue 14) a result names every seat of the match, whatever the game:
+version 2 of RateMatch, MatchRated and MatchRecorded carries `seats`, each with its rank and
+score (MatchEnded's). Version-1 records (two seats, `winner` and `loser`) are upcast when read
+into the version-2 shape: the winner ranked 1, the loser 2, scores unknown (0), and the
+two-seat fields cleared; the log is not rewritten.
 """
 
+from arena_runtime.proto_gen.arena.v1 import match_pb2 as _match_pb2
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf.internal import containers as _containers
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -27,7 +36,7 @@ DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
 class LadderPlayer(_message.Message):
-    """One side of a finished game, as the match recorded it."""
+    """One seat of a finished match, as the match recorded it."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -35,13 +44,25 @@ class LadderPlayer(_message.Message):
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     AI_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    POLICY_FIELD_NUMBER: _builtins.int
+    RANK_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
-    """The player's id (`p_<hex>`), or the AI seat's id."""
+    """The player's id (`p_<hex>`), or the AI or scripted seat's id."""
     display_name: _builtins.str
     seat: _builtins.int
-    """1 or 2."""
+    """The seat, from 1."""
     ai: _builtins.bool
-    """True for the server's AI (never rated, never on a profile or leaderboard)."""
+    """True for the server's AI (never rated, never on a profile or leaderboard). Kept beside
+    `kind` for readers of version 1.
+    """
+    kind: _match_pb2.SeatKind.ValueType
+    """Version 2: who sat there (human, AI or scripted) and the AI level or scripted policy."""
+    policy: _builtins.str
+    rank: _builtins.int
+    """Version 2: the seat's place (1 is best; equal ranks are a tie) and the game's score."""
+    score: _builtins.int
     def __init__(
         self,
         *,
@@ -49,14 +70,116 @@ class LadderPlayer(_message.Message):
         display_name: _builtins.str = ...,
         seat: _builtins.int = ...,
         ai: _builtins.bool = ...,
+        kind: _match_pb2.SeatKind.ValueType = ...,
+        policy: _builtins.str = ...,
+        rank: _builtins.int = ...,
+        score: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai", b"ai", "display_name", b"display_name", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai", b"ai", "display_name", b"display_name", "kind", b"kind", "player_id", b"player_id", "policy", b"policy", "rank", b"rank", "score", b"score", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LadderPlayer: _TypeAlias = LadderPlayer  # noqa: Y015
+
+@_typing.final
+class StatisticsRow(_message.Message):
+    """Version 2: what one seat of a match adds to its game's statistics board (a game that keeps
+    statistics, e.g. Matrix Games: per variant, each player and each scripted policy).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class CountsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.int
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    BOARD_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    KEY_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    EPISODES_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    COUNTS_FIELD_NUMBER: _builtins.int
+    board: _builtins.str
+    """The board (Matrix Games: the variant)."""
+    kind: _builtins.str
+    """"player" (`key` a player id) or "policy" (`key` a scripted policy's name)."""
+    key: _builtins.str
+    name: _builtins.str
+    episodes: _builtins.int
+    wins: _builtins.int
+    score: _builtins.int
+    """The seat's score (MatchEnded's)."""
+    @_builtins.property
+    def counts(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
+        """The game's own sums, by name (Matrix Games: interactions, mass, coop_mass)."""
+
+    def __init__(
+        self,
+        *,
+        board: _builtins.str = ...,
+        kind: _builtins.str = ...,
+        key: _builtins.str = ...,
+        name: _builtins.str = ...,
+        episodes: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        score: _builtins.int = ...,
+        counts: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["board", b"board", "counts", b"counts", "episodes", b"episodes", "key", b"key", "kind", b"kind", "name", b"name", "score", b"score", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StatisticsRow: _TypeAlias = StatisticsRow  # noqa: Y015
+
+@_typing.final
+class SeatRating(_message.Message):
+    """Version 2: one seat of a rated match, with its rating before and after."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_FIELD_NUMBER: _builtins.int
+    BEFORE_FIELD_NUMBER: _builtins.int
+    AFTER_FIELD_NUMBER: _builtins.int
+    before: _builtins.int
+    after: _builtins.int
+    @_builtins.property
+    def player(self) -> Global___LadderPlayer: ...
+    def __init__(
+        self,
+        *,
+        player: Global___LadderPlayer | None = ...,
+        before: _builtins.int = ...,
+        after: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "before", b"before", "player", b"player"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatRating: _TypeAlias = SeatRating  # noqa: Y015
 
 @_typing.final
 class RateMatch(_message.Message):
@@ -71,6 +194,8 @@ class RateMatch(_message.Message):
     LOSER_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     ENDED_AT_MS_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    STATISTICS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """Without the "match-" prefix."""
     game: _builtins.str
@@ -78,13 +203,23 @@ class RateMatch(_message.Message):
     mode: _builtins.str
     """"ranked" (rated) or "casual" (recorded with no rating change)."""
     reason: _builtins.str
-    """How the game ended, as its GameEnded says: "all_captured", "timeout" or "forfeit"."""
+    """How the match ended, as its MatchEnded says (e.g. "all_captured", "timeout", "forfeit")."""
     ended_at_ms: _builtins.int
-    """When the game ended (the GameEnded event's time, ms since the epoch)."""
+    """When the match ended (the MatchEnded event's time, ms since the epoch)."""
     @_builtins.property
-    def winner(self) -> Global___LadderPlayer: ...
+    def winner(self) -> Global___LadderPlayer:
+        """Version 1 only (a two-seat result); version 2 names every seat in `seats`."""
+
     @_builtins.property
     def loser(self) -> Global___LadderPlayer: ...
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderPlayer]:
+        """Version 2: every seat, seat 1 first, with its rank and score."""
+
+    @_builtins.property
+    def statistics(self) -> _containers.RepeatedCompositeFieldContainer[Global___StatisticsRow]:
+        """Version 2: what the match adds to its game's statistics (its module's `ratings`)."""
+
     def __init__(
         self,
         *,
@@ -95,10 +230,12 @@ class RateMatch(_message.Message):
         loser: Global___LadderPlayer | None = ...,
         reason: _builtins.str = ...,
         ended_at_ms: _builtins.int = ...,
+        seats: _abc.Iterable[Global___LadderPlayer] | None = ...,
+        statistics: _abc.Iterable[Global___StatisticsRow] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["loser", b"loser", "winner", b"winner"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ended_at_ms", b"ended_at_ms", "game", b"game", "loser", b"loser", "match_id", b"match_id", "mode", b"mode", "reason", b"reason", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ended_at_ms", b"ended_at_ms", "game", b"game", "loser", b"loser", "match_id", b"match_id", "mode", b"mode", "reason", b"reason", "seats", b"seats", "statistics", b"statistics", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -106,8 +243,10 @@ Global___RateMatch: _TypeAlias = RateMatch  # noqa: Y015
 
 @_typing.final
 class MatchRated(_message.Message):
-    """Event: a ranked game rated. The winner gains `delta`, the loser loses as much but never goes
-    below the floor (so `loser_before - loser_after` may be less than `delta`).
+    """Event: a ranked match rated by the game's Elo. Version 1 (two seats): the winner gains
+    `delta`, the loser loses as much but never goes below the floor (so `loser_before -
+    loser_after` may be less than `delta`). Version 2: `seats`, each with its rating before and
+    after; fields 3-9 are unset.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -123,6 +262,7 @@ class MatchRated(_message.Message):
     DELTA_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     ENDED_AT_MS_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     winner_before: _builtins.int
@@ -136,6 +276,10 @@ class MatchRated(_message.Message):
     def winner(self) -> Global___LadderPlayer: ...
     @_builtins.property
     def loser(self) -> Global___LadderPlayer: ...
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatRating]:
+        """Version 2: every seat, seat 1 first."""
+
     def __init__(
         self,
         *,
@@ -150,10 +294,11 @@ class MatchRated(_message.Message):
         delta: _builtins.int = ...,
         reason: _builtins.str = ...,
         ended_at_ms: _builtins.int = ...,
+        seats: _abc.Iterable[Global___SeatRating] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["loser", b"loser", "winner", b"winner"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["delta", b"delta", "ended_at_ms", b"ended_at_ms", "game", b"game", "loser", b"loser", "loser_after", b"loser_after", "loser_before", b"loser_before", "match_id", b"match_id", "reason", b"reason", "winner", b"winner", "winner_after", b"winner_after", "winner_before", b"winner_before"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["delta", b"delta", "ended_at_ms", b"ended_at_ms", "game", b"game", "loser", b"loser", "loser_after", b"loser_after", "loser_before", b"loser_before", "match_id", b"match_id", "reason", b"reason", "seats", b"seats", "winner", b"winner", "winner_after", b"winner_after", "winner_before", b"winner_before"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -161,7 +306,9 @@ Global___MatchRated: _TypeAlias = MatchRated  # noqa: Y015
 
 @_typing.final
 class MatchRecorded(_message.Message):
-    """Event: a game recorded with no rating change (history and game counts only)."""
+    """Event: a match recorded with no rating change (history and game counts only). Version 2:
+    `seats` names every seat; `winner` and `loser` are unset.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -173,6 +320,8 @@ class MatchRecorded(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     ENDED_AT_MS_FIELD_NUMBER: _builtins.int
     UNRATED_REASON_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    STATISTICS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     mode: _builtins.str
@@ -180,11 +329,21 @@ class MatchRecorded(_message.Message):
     reason: _builtins.str
     ended_at_ms: _builtins.int
     unrated_reason: _builtins.str
-    """Why no rating changed: "casual", or "ai_seat" for a ranked game with an AI seat."""
+    """Why no rating changed, in the game's words: "casual", "ai_seat" for a ranked game with an
+    AI seat, "statistics" for a game whose ladder keeps statistics only (no Elo).
+    """
     @_builtins.property
     def winner(self) -> Global___LadderPlayer: ...
     @_builtins.property
     def loser(self) -> Global___LadderPlayer: ...
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderPlayer]:
+        """Version 2: every seat, seat 1 first."""
+
+    @_builtins.property
+    def statistics(self) -> _containers.RepeatedCompositeFieldContainer[Global___StatisticsRow]:
+        """Version 2: what the match adds to its game's statistics board."""
+
     def __init__(
         self,
         *,
@@ -196,11 +355,633 @@ class MatchRecorded(_message.Message):
         reason: _builtins.str = ...,
         ended_at_ms: _builtins.int = ...,
         unrated_reason: _builtins.str = ...,
+        seats: _abc.Iterable[Global___LadderPlayer] | None = ...,
+        statistics: _abc.Iterable[Global___StatisticsRow] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["loser", b"loser", "winner", b"winner"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ended_at_ms", b"ended_at_ms", "game", b"game", "loser", b"loser", "match_id", b"match_id", "mode", b"mode", "reason", b"reason", "unrated_reason", b"unrated_reason", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ended_at_ms", b"ended_at_ms", "game", b"game", "loser", b"loser", "match_id", b"match_id", "mode", b"mode", "reason", b"reason", "seats", b"seats", "statistics", b"statistics", "unrated_reason", b"unrated_reason", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchRecorded: _TypeAlias = MatchRecorded  # noqa: Y015
+
+@_typing.final
+class RateUnit(_message.Message):
+    """---------------------------------------------------------------------------------------------
+    Per-combat ladders (a game whose module has `ratings.units`, e.g. Digits): each ranked unit of
+    play (a Digits combat) is rated as it happens, against the opponent's frozen rating, with
+    seasons (the game's calendar) and voids taken back by compensating events. The rating service
+    reads the unit from the match's own events; nothing here knows a game.
+
+    Command (id `rate:<match_id>:<unit>`): rate one unit of a match.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    PLAYER_FIELD_NUMBER: _builtins.int
+    UNIT_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    OPPONENT_RATING_FIELD_NUMBER: _builtins.int
+    TIME_MS_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    game: _builtins.str
+    """The ladder's name."""
+    unit: _builtins.int
+    """The unit's number in its match (Digits: the round)."""
+    result: _builtins.str
+    """"win", "draw" or "loss"."""
+    opponent_rating: _builtins.int
+    """The opponent's frozen rating; unset: an unrated opponent (counts as the player's own)."""
+    time_ms: _builtins.int
+    """When the unit was played (the match event's time, ms since the epoch): its season."""
+    @_builtins.property
+    def player(self) -> Global___LadderPlayer: ...
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        player: Global___LadderPlayer | None = ...,
+        unit: _builtins.int = ...,
+        result: _builtins.str = ...,
+        opponent_rating: _builtins.int | None = ...,
+        time_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_opponent_rating", b"_opponent_rating", "opponent_rating", b"opponent_rating", "player", b"player"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_opponent_rating", b"_opponent_rating", "game", b"game", "match_id", b"match_id", "opponent_rating", b"opponent_rating", "player", b"player", "result", b"result", "time_ms", b"time_ms", "unit", b"unit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__opponent_rating: _TypeAlias = _typing.Literal["opponent_rating"]  # noqa: Y015
+    _WhichOneofArgType__opponent_rating: _TypeAlias = _typing.Literal["_opponent_rating", b"_opponent_rating"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__opponent_rating) -> _WhichOneofReturnType__opponent_rating | None: ...
+
+Global___RateUnit: _TypeAlias = RateUnit  # noqa: Y015
+
+@_typing.final
+class VoidMatch(_message.Message):
+    """Command (id `void:<match_id>`): take a voided match's rating changes back."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    WHY_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    game: _builtins.str
+    by: _builtins.str
+    """Who voided it and why (the game's GameVoided: "operator" or "integrity", and the note)."""
+    why: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        by: _builtins.str = ...,
+        why: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "game", b"game", "match_id", b"match_id", "why", b"why"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VoidMatch: _TypeAlias = VoidMatch  # noqa: Y015
+
+@_typing.final
+class UnitRated(_message.Message):
+    """Event: one unit rated (the season's reset, if due, is a SeasonReset just before)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    PLAYER_FIELD_NUMBER: _builtins.int
+    UNIT_FIELD_NUMBER: _builtins.int
+    SEASON_FIELD_NUMBER: _builtins.int
+    OPPONENT_RATING_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    K_FIELD_NUMBER: _builtins.int
+    BEFORE_FIELD_NUMBER: _builtins.int
+    AFTER_FIELD_NUMBER: _builtins.int
+    TIME_MS_FIELD_NUMBER: _builtins.int
+    SEASON_UNITS_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    game: _builtins.str
+    unit: _builtins.int
+    season: _builtins.str
+    opponent_rating: _builtins.int
+    result: _builtins.str
+    k: _builtins.int
+    before: _builtins.int
+    after: _builtins.int
+    time_ms: _builtins.int
+    season_units: _builtins.int
+    """The player's rated units in the season, this one included."""
+    @_builtins.property
+    def player(self) -> Global___LadderPlayer: ...
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        player: Global___LadderPlayer | None = ...,
+        unit: _builtins.int = ...,
+        season: _builtins.str = ...,
+        opponent_rating: _builtins.int = ...,
+        result: _builtins.str = ...,
+        k: _builtins.int = ...,
+        before: _builtins.int = ...,
+        after: _builtins.int = ...,
+        time_ms: _builtins.int = ...,
+        season_units: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "before", b"before", "game", b"game", "k", b"k", "match_id", b"match_id", "opponent_rating", b"opponent_rating", "player", b"player", "result", b"result", "season", b"season", "season_units", b"season_units", "time_ms", b"time_ms", "unit", b"unit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UnitRated: _TypeAlias = UnitRated  # noqa: Y015
+
+@_typing.final
+class SeasonReset(_message.Message):
+    """Event: a player entered a new season (their rating moved towards the start, once)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    SEASON_FIELD_NUMBER: _builtins.int
+    BEFORE_FIELD_NUMBER: _builtins.int
+    AFTER_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    player_id: _builtins.str
+    season: _builtins.str
+    before: _builtins.int
+    after: _builtins.int
+    def __init__(
+        self,
+        *,
+        game: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+        season: _builtins.str = ...,
+        before: _builtins.int = ...,
+        after: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "before", b"before", "game", b"game", "player_id", b"player_id", "season", b"season"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeasonReset: _TypeAlias = SeasonReset  # noqa: Y015
+
+@_typing.final
+class MatchVoided(_message.Message):
+    """Event: a match was voided (the RatingTakenBack events follow in the same batch)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    WHY_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    game: _builtins.str
+    by: _builtins.str
+    why: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        by: _builtins.str = ...,
+        why: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "game", b"game", "match_id", b"match_id", "why", b"why"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchVoided: _TypeAlias = MatchVoided  # noqa: Y015
+
+@_typing.final
+class RatingTakenBack(_message.Message):
+    """Event: a player's standing set to the one the ladder would hold had the voided matches never
+    been played (a compensating event: the log keeps what happened).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    MATCH_IDS_FIELD_NUMBER: _builtins.int
+    BEFORE_FIELD_NUMBER: _builtins.int
+    AFTER_FIELD_NUMBER: _builtins.int
+    SEASON_AFTER_FIELD_NUMBER: _builtins.int
+    SEASON_UNITS_BEFORE_FIELD_NUMBER: _builtins.int
+    SEASON_UNITS_AFTER_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    player_id: _builtins.str
+    before: _builtins.int
+    after: _builtins.int
+    season_after: _builtins.str
+    """The season the standing is in afterwards ("" if never rated) and its units before and after."""
+    season_units_before: _builtins.int
+    season_units_after: _builtins.int
+    @_builtins.property
+    def match_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        game: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+        match_ids: _abc.Iterable[_builtins.str] | None = ...,
+        before: _builtins.int = ...,
+        after: _builtins.int = ...,
+        season_after: _builtins.str = ...,
+        season_units_before: _builtins.int = ...,
+        season_units_after: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "before", b"before", "game", b"game", "match_ids", b"match_ids", "player_id", b"player_id", "season_after", b"season_after", "season_units_after", b"season_units_after", "season_units_before", b"season_units_before"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RatingTakenBack: _TypeAlias = RatingTakenBack  # noqa: Y015
+
+@_typing.final
+class CloseSeason(_message.Message):
+    """Command (id `close-season:<game>:<season>`, sent by the rating service's season clock once the
+    season is over): close a per-combat ladder's season, giving its places and prizes. The clock's
+    reading travels in the command (`now_ms`) and is recorded in the event; a command before the
+    season's end is refused.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    SEASON_FIELD_NUMBER: _builtins.int
+    NOW_MS_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    season: _builtins.str
+    """"YYYY-MM"."""
+    now_ms: _builtins.int
+    def __init__(
+        self,
+        *,
+        game: _builtins.str = ...,
+        season: _builtins.str = ...,
+        now_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "now_ms", b"now_ms", "season", b"season"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseSeason: _TypeAlias = CloseSeason  # noqa: Y015
+
+@_typing.final
+class SeasonPlace(_message.Message):
+    """One place of a closed season's leaderboard."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLACE_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    RANKED_COMBATS_FIELD_NUMBER: _builtins.int
+    RANKED_GAMES_FIELD_NUMBER: _builtins.int
+    PRIZE_FIELD_NUMBER: _builtins.int
+    place: _builtins.int
+    player_id: _builtins.str
+    display_name: _builtins.str
+    rating: _builtins.int
+    ranked_combats: _builtins.int
+    ranked_games: _builtins.int
+    prize: _builtins.int
+    """The credits this place receives (0 past the prizes)."""
+    def __init__(
+        self,
+        *,
+        place: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+        rating: _builtins.int = ...,
+        ranked_combats: _builtins.int = ...,
+        ranked_games: _builtins.int = ...,
+        prize: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "place", b"place", "player_id", b"player_id", "prize", b"prize", "ranked_combats", b"ranked_combats", "ranked_games", b"ranked_games", "rating", b"rating"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeasonPlace: _TypeAlias = SeasonPlace  # noqa: Y015
+
+@_typing.final
+class SeasonClosed(_message.Message):
+    """Event: a season closed; its leaderboard as it stood, every prize (the credits ledger pays them)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    SEASON_FIELD_NUMBER: _builtins.int
+    CLOSED_AT_MS_FIELD_NUMBER: _builtins.int
+    PLACES_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    season: _builtins.str
+    closed_at_ms: _builtins.int
+    @_builtins.property
+    def places(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeasonPlace]: ...
+    def __init__(
+        self,
+        *,
+        game: _builtins.str = ...,
+        season: _builtins.str = ...,
+        closed_at_ms: _builtins.int = ...,
+        places: _abc.Iterable[Global___SeasonPlace] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["closed_at_ms", b"closed_at_ms", "game", b"game", "places", b"places", "season", b"season"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeasonClosed: _TypeAlias = SeasonClosed  # noqa: Y015
+
+@_typing.final
+class CreditCredits(_message.Message):
+    """---------------------------------------------------------------------------------------------
+    The credits ledger: one stream per account, `credits-<player_id>`, on the same topics (the
+    rating service is its one writer). Every movement is an event carrying the balance after it;
+    the balance never goes below 0 (a debit or hold larger than it is refused); a movement id
+    already recorded changes nothing. Season prizes are credited with the id
+    `season-prize:<season>:<player_id>`; duel stakes are held, then released or captured.
+
+    Commands (the stream's player is its id's).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOVEMENT_ID_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    movement_id: _builtins.str
+    amount: _builtins.int
+    reason: _builtins.str
+    """season_prize, duel_won, …"""
+    def __init__(
+        self,
+        *,
+        movement_id: _builtins.str = ...,
+        amount: _builtins.int = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "movement_id", b"movement_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreditCredits: _TypeAlias = CreditCredits  # noqa: Y015
+
+@_typing.final
+class DebitCredits(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOVEMENT_ID_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    movement_id: _builtins.str
+    amount: _builtins.int
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        movement_id: _builtins.str = ...,
+        amount: _builtins.int = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "movement_id", b"movement_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DebitCredits: _TypeAlias = DebitCredits  # noqa: Y015
+
+@_typing.final
+class HoldCredits(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOLD_ID_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    hold_id: _builtins.str
+    amount: _builtins.int
+    reason: _builtins.str
+    """duel_stake"""
+    def __init__(
+        self,
+        *,
+        hold_id: _builtins.str = ...,
+        amount: _builtins.int = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "hold_id", b"hold_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HoldCredits: _TypeAlias = HoldCredits  # noqa: Y015
+
+@_typing.final
+class ReleaseCredits(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOLD_ID_FIELD_NUMBER: _builtins.int
+    hold_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        hold_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hold_id", b"hold_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseCredits: _TypeAlias = ReleaseCredits  # noqa: Y015
+
+@_typing.final
+class CaptureCredits(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOLD_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    hold_id: _builtins.str
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        hold_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hold_id", b"hold_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CaptureCredits: _TypeAlias = CaptureCredits  # noqa: Y015
+
+@_typing.final
+class CreditsCredited(_message.Message):
+    """Events: `balance` is the available balance after the movement."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOVEMENT_ID_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    BALANCE_FIELD_NUMBER: _builtins.int
+    movement_id: _builtins.str
+    amount: _builtins.int
+    reason: _builtins.str
+    balance: _builtins.int
+    def __init__(
+        self,
+        *,
+        movement_id: _builtins.str = ...,
+        amount: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        balance: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "balance", b"balance", "movement_id", b"movement_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreditsCredited: _TypeAlias = CreditsCredited  # noqa: Y015
+
+@_typing.final
+class CreditsDebited(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOVEMENT_ID_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    BALANCE_FIELD_NUMBER: _builtins.int
+    movement_id: _builtins.str
+    amount: _builtins.int
+    reason: _builtins.str
+    balance: _builtins.int
+    def __init__(
+        self,
+        *,
+        movement_id: _builtins.str = ...,
+        amount: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        balance: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "balance", b"balance", "movement_id", b"movement_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreditsDebited: _TypeAlias = CreditsDebited  # noqa: Y015
+
+@_typing.final
+class CreditsHeld(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOLD_ID_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    BALANCE_FIELD_NUMBER: _builtins.int
+    hold_id: _builtins.str
+    amount: _builtins.int
+    reason: _builtins.str
+    balance: _builtins.int
+    def __init__(
+        self,
+        *,
+        hold_id: _builtins.str = ...,
+        amount: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        balance: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "balance", b"balance", "hold_id", b"hold_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreditsHeld: _TypeAlias = CreditsHeld  # noqa: Y015
+
+@_typing.final
+class CreditsReleased(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOLD_ID_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    BALANCE_FIELD_NUMBER: _builtins.int
+    hold_id: _builtins.str
+    amount: _builtins.int
+    balance: _builtins.int
+    def __init__(
+        self,
+        *,
+        hold_id: _builtins.str = ...,
+        amount: _builtins.int = ...,
+        balance: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "balance", b"balance", "hold_id", b"hold_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreditsReleased: _TypeAlias = CreditsReleased  # noqa: Y015
+
+@_typing.final
+class CreditsCaptured(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOLD_ID_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    BALANCE_FIELD_NUMBER: _builtins.int
+    hold_id: _builtins.str
+    amount: _builtins.int
+    reason: _builtins.str
+    balance: _builtins.int
+    def __init__(
+        self,
+        *,
+        hold_id: _builtins.str = ...,
+        amount: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        balance: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "balance", b"balance", "hold_id", b"hold_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreditsCaptured: _TypeAlias = CreditsCaptured  # noqa: Y015

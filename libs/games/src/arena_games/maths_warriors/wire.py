@@ -1,9 +1,15 @@
-"""The payloads of proto/arena/v1/maths_warriors.proto, and the engine's shapes in protobuf.
+"""Maths Warriors on the wire: its protobuf messages, their registration, and converters.
 
-Importing this module registers every command and event of a Maths Warriors match with the
-envelope codec's registry (:data:`arena_runtime.envelope.SCHEMAS`). The converters turn the
+The messages are in proto/arena/v1/maths_warriors.proto (type names ``arena.v1.*``, unchanged by
+the game seam); their generated code is :mod:`arena_games.proto_gen`. The converters turn the
 engine's frozen dataclasses into their messages and back; the round trip is exact, so a logged
 event can be compared with the one the engine decides again (``arena verify``).
+
+:func:`register` is the game's part of the contract: every payload, and the legacy upcasters of
+records written before the seam (issue 14): ``CreateMatch`` reads as ``StartMatch``,
+``MatchCreated`` as ``MatchOpened``, ``GameEnded`` as a ``MatchEnded`` carrying it, and the
+lobby's version-1 settings (Maths Warriors' fields) as version 2 (game-neutral, this game's
+settings as typed bytes). What new code writes is exactly what these produce from old records.
 
 The protocol names the game-clock win ``timeout`` where the engine says ``game_clock``; the
 converters translate.
@@ -12,6 +18,7 @@ converters translate.
 from __future__ import annotations
 
 from arena_engine.maths_warriors import (
+    DICE,
     ClockSettings,
     DieToken,
     GameEnded,
@@ -27,34 +34,33 @@ from arena_engine.maths_warriors import (
 )
 from arena_engine.maths_warriors import Event as EngineEvent
 from arena_engine.maths_warriors.moves import MindToken as EngineMindToken
+from arena_runtime.envelope import Schemas
+from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as lobby
+from arena_runtime.proto_gen.arena.v1 import match_pb2
+from arena_runtime.schemas import lobby as lobby_schemas
+from arena_runtime.schemas import match as match_schemas
 from google.protobuf.message import Message
 
-from arena_runtime.envelope import SCHEMAS, Schemas
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
+from arena_games.contract import Result, SeatResult, match_id_of, pack
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as pb
 
-COMMANDS: tuple[type[Message], ...] = (
-    pb.CreateMatch,
-    pb.Strength,
-    pb.Mind,
-    pb.Skip,
-    pb.Resign,
-    pb.PlayerDisconnected,
-    pb.PlayerReconnected,
-    pb.MoveClockTimeout,
-    pb.GameClockExpiry,
-    pb.ReconnectExpired,
-    pb.AiMove,
-)
+GAME = "maths-warriors"
+SEATS = 2
+
+#: Commands a seat sends.
+COMMANDS: tuple[type[Message], ...] = (pb.Strength, pb.Mind, pb.Skip)
+#: Commands the match service sends itself when a deadline is due.
+TIMERS: tuple[type[Message], ...] = (pb.MoveClockTimeout, pb.GameClockExpiry, pb.AiMove)
+#: The game's events; GameEnded is the final one.
 EVENTS: tuple[type[Message], ...] = (
-    pb.MatchCreated,
     pb.GameStarted,
     pb.StrengthAttacked,
     pb.MindAttacked,
     pb.TurnSkipped,
     pb.GameEnded,
-    pb.PlayerDisconnected,
-    pb.PlayerReconnected,
 )
+#: The events the rules fold (every event of the game).
+GAME_EVENTS = EVENTS
 
 #: Engine win reason -> protocol reason.
 PROTOCOL_REASON = {
@@ -71,25 +77,156 @@ RULESET_OPTIONS = (
     "all_equal_start",
 )
 
+#: The legacy AiLevel enum -> the AI level's name (MatchSeat.policy).
 AI_LEVELS = {
-    pb.AI_LEVEL_EASY: "easy",
-    pb.AI_LEVEL_MEDIUM: "medium",
-    pb.AI_LEVEL_HARD: "hard",
-    pb.AI_LEVEL_IMPOSSIBLE: "impossible",
+    match_pb2.AI_LEVEL_EASY: "easy",
+    match_pb2.AI_LEVEL_MEDIUM: "medium",
+    match_pb2.AI_LEVEL_HARD: "hard",
+    match_pb2.AI_LEVEL_IMPOSSIBLE: "impossible",
 }
+AI_LEVEL_OF_NAME = {name: level for level, name in AI_LEVELS.items()}
 
-
-def register(schemas: Schemas = SCHEMAS) -> None:
-    """Register every payload of the match stream (once per registry)."""
-    schemas.add_messages((*COMMANDS, *EVENTS))
-
-
-register()
+#: The lobby messages whose RoomSettings held this game's fields before the seam.
+ROOM_SETTINGS_MESSAGES: tuple[type[Message], ...] = (
+    lobby.CreateRoom,
+    lobby.OpenRoom,
+    lobby.RoomRequested,
+    lobby.RoomOpened,
+    lobby.RoomMatchStarted,
+    lobby.PlayAi,
+    lobby.AiMatchRequested,
+)
 
 
 def type_name(message: type[Message]) -> str:
     """The envelope type of a payload class, e.g. ``arena.v1.Strength``."""
     return str(message.DESCRIPTOR.full_name)
+
+
+# -- registration -----------------------------------------------------------------------------
+
+
+def register(schemas: Schemas) -> None:
+    """The contract's registration: every payload of the game, and its legacy upcasters."""
+    match_schemas.register(schemas)
+    lobby_schemas.register(schemas)
+    schemas.add_messages((*COMMANDS, *TIMERS, *EVENTS[:-1]))
+    _register_legacy_lobby(schemas)
+    for legacy, into, upcast in (
+        (pb.CreateMatch, match_pb2.StartMatch, start_of_create),
+        (pb.MatchCreated, match_pb2.MatchOpened, opened_of_created),
+        (pb.GameEnded, match_pb2.MatchEnded, ended_of_game_ended),
+    ):
+        if type_name(legacy) not in schemas.types():
+            schemas.add_legacy(legacy, version=1, upcast=upcast, into=type_name(into))
+
+
+def _register_legacy_lobby(schemas: Schemas) -> None:
+    for message in ROOM_SETTINGS_MESSAGES:
+        if not schemas.has(type_name(message), 1):
+            schemas.add_legacy(message, version=1, upcast=_lobby_v2)
+
+
+# -- legacy records ----------------------------------------------------------------------------
+
+
+def policy_seat(seat: match_pb2.MatchSeat) -> match_pb2.MatchSeat:
+    """A seat as written since the seam: an AI seat names its level in ``policy``."""
+    if not seat.ai_level:
+        return seat
+    return match_pb2.MatchSeat(
+        player_id=seat.player_id,
+        display_name=seat.display_name,
+        kind=seat.kind,
+        policy=seat.policy or AI_LEVELS.get(seat.ai_level, ""),
+    )
+
+
+def settings_of_create(create: pb.CreateMatch) -> pb.MathsWarriorsSettings:
+    settings = pb.MathsWarriorsSettings(ruleset=create.ruleset, preview=create.preview)
+    if create.HasField("game_seconds"):
+        settings.game_seconds = create.game_seconds
+    if create.HasField("move_seconds"):
+        settings.move_seconds = create.move_seconds
+    return settings
+
+
+def start_of_create(create: pb.CreateMatch, stream: str) -> match_pb2.StartMatch:
+    """A legacy CreateMatch as the StartMatch new code sends."""
+    return match_pb2.StartMatch(
+        match_id=create.match_id,
+        game=GAME,
+        seats=[policy_seat(s) for s in create.seats],
+        mode=create.mode,
+        room_code=create.room_code,
+        settings=pack(settings_of_create(create)),
+    )
+
+
+def opened_of_created(created: pb.MatchCreated, stream: str) -> match_pb2.MatchOpened:
+    """A legacy MatchCreated as the MatchOpened new code writes."""
+    settings = pb.MathsWarriorsSettings(
+        game_seconds=created.game_seconds,
+        move_seconds=created.move_seconds,
+        ruleset=created.ruleset,
+        preview=created.preview,
+    )
+    return match_pb2.MatchOpened(
+        match_id=created.match_id,
+        game=GAME,
+        seats=[policy_seat(s) for s in created.seats],
+        mode=created.mode,
+        room_code=created.room_code,
+        settings=pack(settings),
+        service=match_pb2.ServiceSettings(
+            reconnect_ms=created.reconnect_ms, ai_think_ms=created.ai_think_ms
+        ),
+    )
+
+
+def ended_of_game_ended(ended: pb.GameEnded, stream: str) -> match_pb2.MatchEnded:
+    """A legacy GameEnded as the MatchEnded new code writes, carrying it."""
+    return result_of(ended).to_proto(match_id_of(stream) or "", GAME, ended)
+
+
+def result_of(ended: pb.GameEnded) -> Result:
+    """The game-neutral result of the final event: the winner ranks first; each seat's score
+    is the dice it captured."""
+    captured = {1: len(DICE) - ended.remaining2, 2: len(DICE) - ended.remaining1}
+    return Result(
+        ended.reason,
+        tuple(
+            SeatResult(seat, 1 if seat == ended.winner else 2, captured[seat]) for seat in (1, 2)
+        ),
+    )
+
+
+def room_settings(
+    settings: pb.MathsWarriorsSettings, mode: match_pb2.MatchMode.ValueType
+) -> lobby.RoomSettings:
+    """The lobby's game-neutral settings of a Maths Warriors room."""
+    return lobby.RoomSettings(mode=mode, game=GAME, seats=SEATS, settings=pack(settings))
+
+
+def _lobby_v2(payload: Message, stream: str) -> Message:
+    """Version 1 of a lobby message -> version 2: the settings' fields 1-4 (this game's, before
+    the seam; MathsWarriorsSettings has their numbers) move into typed bytes; an AI level is
+    named in ``policy`` too."""
+    settings: lobby.RoomSettings = payload.settings  # type: ignore[attr-defined]
+    game = pb.MathsWarriorsSettings.FromString(settings.SerializeToString(deterministic=True))
+    game.DiscardUnknownFields()
+    payload.settings.CopyFrom(room_settings(game, settings.mode))  # type: ignore[attr-defined]
+    if isinstance(payload, lobby.PlayAi | lobby.AiMatchRequested) and not payload.policy:
+        payload.policy = AI_LEVELS.get(payload.level, "")
+    return payload
+
+
+def clocks_of(settings: pb.MathsWarriorsSettings) -> ClockSettings:
+    """The online clocks of a match: defaults for unset values, the rest clamped."""
+    return ClockSettings.online(
+        settings.game_seconds if settings.HasField("game_seconds") else None,
+        settings.move_seconds if settings.HasField("move_seconds") else None,
+    )
 
 
 # -- rulesets and moves ---------------------------------------------------------------------
@@ -107,14 +244,6 @@ def ruleset_to_proto(ruleset: Ruleset) -> pb.MatchRuleset:
         timeout_winner=ruleset.timeout_winner.value,
         first_player_compare=ruleset.first_player_compare.value,
         all_equal_start=ruleset.all_equal_start.value,
-    )
-
-
-def clocks_from_create(message: pb.CreateMatch) -> ClockSettings:
-    """The online clocks of a new match: defaults for unset values, the rest clamped."""
-    return ClockSettings.online(
-        message.game_seconds if message.HasField("game_seconds") else None,
-        message.move_seconds if message.HasField("move_seconds") else None,
     )
 
 
@@ -279,3 +408,19 @@ def event_from_proto(message: object) -> EngineEvent:
             remaining2=message.remaining2,
         )
     raise TypeError(f"not a Maths Warriors engine event: {message!r}")
+
+
+class MathsWarriorsWire:
+    settings = pb.MathsWarriorsSettings
+    commands = COMMANDS
+    timers = TIMERS
+    service: tuple[type[Message], ...] = ()
+    events = EVENTS
+    final = pb.GameEnded
+
+    def register(self, schemas: Schemas) -> None:
+        register(schemas)
+
+    def result_of(self, final: Message) -> Result:
+        assert isinstance(final, pb.GameEnded)
+        return result_of(final)
