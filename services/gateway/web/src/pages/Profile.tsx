@@ -1,0 +1,109 @@
+// A player's profile: rating, tier, rank and counts per game, and their history (newest first).
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, api, type History, type Profile as ProfileData } from "../shared/api";
+import { localWins, me } from "../shared/session";
+import { GhostSharing } from "./GhostSharing";
+import { useStore } from "../shared/store";
+import { localTier } from "../shared/tiers";
+
+/** A history row's result, in words (a draw: every seat ranked first; solo: a game of one seat). */
+const RESULT: Record<History["matches"][number]["result"], string> = {
+  win: "Won",
+  loss: "Lost",
+  draw: "Drew",
+  solo: "Played",
+};
+
+export function Profile(props: { playerId?: string }) {
+  const who = useStore(me);
+  const wins = useStore(localWins);
+  const id = props.playerId ?? who?.player_id ?? "";
+  const [profile, setProfile] = useState<ProfileData | null | "none">(null);
+  const [history, setHistory] = useState<History["matches"]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState("");
+  useEffect(() => {
+    if (!id) return;
+    setProfile(null);
+    setHistory([]);
+    api.profile(id).then(setProfile, (e) => (e instanceof ApiError && e.status === 404 ? setProfile("none") : setError(String(e.message))));
+    more(null);
+  }, [id]);
+  const more = (from: string | null) =>
+    api.history(id, from).then(
+      (page) => {
+        setHistory((h) => (from ? [...h, ...page.matches] : page.matches));
+        setCursor(page.next_cursor);
+      },
+      () => undefined,
+    );
+  const own = id === who?.player_id;
+  return (
+    <section class="card profile" aria-labelledby="profile-title">
+      <h2 id="profile-title">{profile && profile !== "none" ? profile.display_name : own ? who?.name : "Player"}</h2>
+      {error && <p class="error" role="alert">{error}</p>}
+      {own && who?.kind === "guest" && (
+        <p>
+          Guest tier (from {wins} win{wins === 1 ? "" : "s"} in this browser): <strong data-tier>{localTier(wins)}</strong>.{" "}
+          <a href="#/account">Sign up</a> to keep a rating.
+        </p>
+      )}
+      {profile === "none" && <p>No finished games yet.</p>}
+      {own && <GhostSharing playerId={id} />}
+      {profile && profile !== "none" && (
+        <table>
+          <caption>Ratings</caption>
+          <thead>
+            <tr>
+              <th scope="col">Game</th>
+              <th scope="col">Rating</th>
+              <th scope="col">Tier</th>
+              <th scope="col">Rank</th>
+              <th scope="col">Games</th>
+              <th scope="col">Won</th>
+              <th scope="col">Lost</th>
+            </tr>
+          </thead>
+          <tbody>
+            {profile.games.map((g) => (
+              <tr key={g.game}>
+                <th scope="row">{g.game}</th>
+                <td>{g.rating}</td>
+                <td data-tier>{g.tier}</td>
+                <td>{g.rank ?? "—"}</td>
+                <td>{g.games}</td>
+                <td>{g.wins}</td>
+                <td>{g.losses}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <h3>History</h3>
+      {history.length === 0 ? (
+        <p>No games yet.</p>
+      ) : (
+        <ul class="history">
+          {history.map((h) => (
+            <li key={h.match_id}>
+              <strong>{RESULT[h.result]}</strong>
+              {h.opponent_id ? ` against ${h.opponent_name}` : ""}
+              {h.opponent_ai ? " (computer)" : ""} · {h.mode} · {h.reason.replaceAll("_", " ")}
+              {h.rating_change !== null ? ` · ${h.rating_change >= 0 ? "+" : ""}${h.rating_change}` : ""} ·{" "}
+              <time dateTime={h.ended_at}>{new Date(h.ended_at).toLocaleString()}</time> ·{" "}
+              {REPLAYS[h.game] ? <a href={`#/${REPLAYS[h.game]}/${encodeURIComponent(h.match_id)}`}>replay</a> : h.game}
+            </li>
+          ))}
+        </ul>
+      )}
+      {cursor && (
+        <button type="button" onClick={() => more(cursor)}>
+          More
+        </button>
+      )}
+    </section>
+  );
+}
+
+/** The games whose matches have a replay page, and its route. */
+const REPLAYS: Record<string, string> = { "maths-warriors": "replay", "matrix-games": "matrix/replay" };
