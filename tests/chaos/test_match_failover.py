@@ -1,7 +1,8 @@
 """Chaos on the distributed stack: two `arena match` instances in one consumer group over the
 Tansu broker (PostgreSQL and Redis configured too, as in production); `kill -9` one of them.
-Its partitions move to the other, which folds their streams, re-arms their timers, and the games
-go on; `arena verify` confirms the whole log afterwards."""
+Its partitions move to the other, which resumes their streams from the snapshots the dead one
+left plus the tail, re-arms their timers, and the games go on; `arena verify` confirms the whole
+log afterwards."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as pb
 from arena_match.state import stream_of
 from arena_match.verify import verify_log
 from arena_runtime import topics
@@ -19,9 +21,15 @@ from arena_runtime.config import load_settings
 from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.eventlog.partitioner import partition_for
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
+from arena_runtime.proto_gen.arena.v1 import match_pb2
+from arena_runtime.snapshots import SnapshotStore
 
-from tests.chaos.test_match_restarts import Ledger, _answer, _play
+from tests.chaos.test_match_restarts import (
+    Ledger,
+    _answer,
+    _play,
+    assert_every_original_answered_once,
+)
 from tests.processes.arena_process import ArenaProcess, arena_env, free_port
 from tests.services.match.harness import BOB, MatchClient, create
 
@@ -33,6 +41,9 @@ MOVES_AFTER_KILL = 8
 pytestmark = [pytest.mark.slow, pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis]
 
 GAINED = re.compile(r"partition gained.*?partition=(\d+)")
+RESUMED = re.compile(r"partition gained.*?from_snapshot=True.*?partition=(\d+)")
+#: Snapshots this often, so that the killed instance has left some (the default is 30 s).
+SNAPSHOT_SECONDS = 0.5
 LOST = re.compile(r"partition lost.*?partition=(\d+)")
 
 
@@ -84,6 +95,7 @@ async def env(
         ARENA_MATCH_AI_THINK_MS="50",
         ARENA_CONSUMER_SESSION_TIMEOUT_MS=str(SESSION_TIMEOUT_MS),
         ARENA_CONSUMER_HEARTBEAT_MS="500",
+        ARENA_MATCH_SNAPSHOT_SECONDS=str(SNAPSHOT_SECONDS),
     )
 
 
@@ -129,9 +141,17 @@ async def test_killing_one_of_two_instances_moves_its_games_to_the_other(
         for match_id in (*stalls.values(), *games):
             await client.answer(match_id, f"{match_id}:create", within=60)
 
-        # Kill the instance holding the most partitions (a's on a tie).
+        # Kill the instance holding the most partitions (a's on a tie), once it has snapshotted
+        # them: the survivor resumes them from those snapshots plus the tail since.
         victim, survivor = (a, b) if len(_owned(a.output())) >= len(_owned(b.output())) else (b, a)
         moved = _owned(victim.output())
+        store = SnapshotStore(kafka_log, topics.MATCH_EVENTS)
+        for partition in moved:
+            for _ in range(300):
+                if await store.load(partition) is not None:
+                    break
+                await asyncio.sleep(0.1)
+            assert await store.load(partition) is not None, f"no snapshot of {partition}"
         victim.proc.send_signal(signal.SIGKILL)
         victim.proc.wait()
         killed_at = {m: len(await client.events(m)) for m in stalls.values()}
@@ -147,6 +167,8 @@ async def test_killing_one_of_two_instances_moves_its_games_to_the_other(
             lambda: _owned(survivor.output()) == set(range(PARTITIONS)),
             "the survivor owns every partition",
         )
+        resumed = {int(m.group(1)) for m in RESUMED.finditer(survivor.output())}
+        assert moved <= resumed, "the survivor replayed partitions it had snapshots of"
         for partition in moved:
             stalled = stalls[partition]
             # Its move clock goes on under the new owner: timeouts after the kill.
@@ -160,7 +182,10 @@ async def test_killing_one_of_two_instances_moves_its_games_to_the_other(
                 for e in later
             ), f"no timeout in {stalled} after its partition moved"
         for match_id in stalls.values():
-            await _answer(client, match_id, pb.Resign(player_id=BOB), f"{match_id}:end", ledger)
+            await _answer(
+                client, match_id, match_pb2.Resign(player_id=BOB), f"{match_id}:end", ledger
+            )
+        await assert_every_original_answered_once(client, ledger)
 
         for _ in range(300):
             report = await verify_log(kafka_log)

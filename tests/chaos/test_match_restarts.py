@@ -2,9 +2,12 @@
 
 The match service is a real `arena match` subprocess over an embedded log in a temporary data
 dir; scripted players in this process send commands to that log and wait for the answers there,
-resending the same command id when an answer is slow (as a client's retry would). Afterwards:
-every acknowledged move is still in its stream exactly once, the clocks went on (timeouts kept
-firing across restarts, deadlines never moved), and `arena verify --strict` confirms every event.
+resending the same command id when an answer is slow (as a client's retry would). A resend is
+tagged (its correlation id), so the log tells which send was decided: every original command
+must be answered, exactly once, by itself. A service that dropped a command would see it answered
+only thanks to the resend. Afterwards: every acknowledged move is still in its stream exactly
+once, the clocks went on (each timeout came at the deadline the event before it set, and one
+came after the last restart), and `arena verify --strict` confirms every event.
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as pb
+from arena_match.clock import ms_of, now_ms
 from arena_match.verify import verify_log
 from arena_runtime import topics
 from arena_runtime.config import load_settings
+from arena_runtime.envelope import Event
 from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.factory import open_event_log
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.streams import REJECTED_TYPE
 
 from tests.processes.arena_process import ArenaProcess, arena_env, free_port, run_to_exit
@@ -55,6 +61,34 @@ class Ledger:
     resent: int = 0
 
 
+def resend_tag(command_id: str, number: int) -> str:
+    """The correlation id of a command's ``number``-th resend (the original carries none, so its
+    events carry its own command id)."""
+    return f"resend-{number}:{command_id}"
+
+
+def answer_of(events: list[Event], command_id: str) -> list[Event]:
+    return [
+        e
+        for e in events
+        if e.causation_id == command_id
+        or (e.type == REJECTED_TYPE and e.payload.command_id == command_id)
+    ]
+
+
+async def assert_every_original_answered_once(client: MatchClient, ledger: Ledger) -> None:
+    """Every acknowledged command is answered in the log once, with the events its player saw,
+    and decided from its original send, never from a resend."""
+    for (match_id, command_id), event_ids in ledger.acked.items():
+        answer = answer_of(await client.events(match_id), command_id)
+        assert tuple(e.event_id for e in answer) == event_ids, (match_id, command_id)
+        decided_from = {e.correlation_id for e in answer}
+        assert decided_from == {command_id}, (
+            f"{match_id}: {command_id} was answered only from a resend ({decided_from}): "
+            "the service lost its original"
+        )
+
+
 class MatchProcess:
     """`arena match` over one data dir, killed and restarted at will."""
 
@@ -70,9 +104,12 @@ class MatchProcess:
         )
         self.starts = 0
         self.proc: ArenaProcess | None = None
+        #: Wall-clock time of the last start, in the service's own unit (ms).
+        self.started_ms = 0
 
     def start(self) -> None:
         self.starts += 1
+        self.started_ms = now_ms()
         self.proc = ArenaProcess(["match"], self.env, self.data_dir / f"match-{self.starts}.log")
 
     def kill(self) -> None:
@@ -94,12 +131,14 @@ async def _answer(
     client: MatchClient, match_id: str, payload: object, command_id: str, ledger: Ledger
 ) -> tuple[str | None, tuple[str, ...]]:
     await client.send(match_id, payload, command_id)
+    resends = 0
     while True:
         try:
             reply = await client.answer(match_id, command_id, within=ANSWER_PATIENCE)
         except TimeoutError:
             ledger.resent += 1
-            await client.send(match_id, payload, command_id)
+            resends += 1
+            await client.send(match_id, payload, command_id, resend_tag(command_id, resends))
             continue
         ids = tuple(e.event_id for e in reply.events)
         ledger.acked[(match_id, command_id)] = ids
@@ -132,6 +171,32 @@ async def _kill_and_restart(service: MatchProcess) -> None:
         service.start()
 
 
+def _timeout_deadline(event: Event) -> int:
+    """The move deadline a timeout answered (from its timer's id), or -1 for any other event."""
+    if not isinstance(event.payload, pb.TurnSkipped) or event.payload.reason != "timeout":
+        return -1
+    kind, deadline = event.causation_id.rsplit(":", 1)
+    assert kind == "timer:move", event.causation_id
+    return int(deadline)
+
+
+def assert_clock_kept(events: list[Event]) -> None:
+    """A stalled game's move clock: one start, and every timeout at (never before) the deadline
+    the last move event set: no restart moved a deadline or restarted the game."""
+    assert sum(isinstance(e.payload, pb.GameStarted) for e in events) == 1
+    timeouts = 0
+    current: int | None = None  # the move deadline the events so far have set
+    for event in events:
+        deadline = _timeout_deadline(event)
+        if deadline >= 0:
+            timeouts += 1
+            assert deadline == current, f"a timeout at {deadline}, the deadline was {current}"
+            assert ms_of(event.time) >= deadline, f"early: {event}"
+        if isinstance(event.payload, (pb.GameStarted, pb.TurnSkipped)):
+            current = event.payload.move_deadline_ms
+    assert timeouts >= 2
+
+
 async def test_kill_9_during_many_games_loses_and_doubles_nothing(
     tmp_path: Path, chaos_log: EventLog
 ) -> None:
@@ -162,23 +227,17 @@ async def test_kill_9_during_many_games_loses_and_doubles_nothing(
 
         # The stalled games: their move clocks kept running through every restart.
         for match_id in stalled_ids:
-            events = await client.events(match_id)
-            timeouts = [e.payload for e in events if isinstance(e.payload, pb.TurnSkipped)]
-            assert len(timeouts) >= 2 and {t.reason for t in timeouts} == {"timeout"}
-            state = await client.state(match_id)
-            started = events[1].payload
-            assert state.game.game_deadline_ms == started.started_at_ms + 720_000
-            await _answer(client, match_id, pb.Resign(player_id=BOB), f"{match_id}:end", ledger)
+            await client.wait_for(
+                match_id,
+                lambda e: _timeout_deadline(e) > service.started_ms,
+                within=60,
+            )
+            assert_clock_kept(await client.events(match_id))
+            await _answer(
+                client, match_id, match_pb2.Resign(player_id=BOB), f"{match_id}:end", ledger
+            )
 
-        # Every acknowledged answer is in the log once, with the events the player saw.
-        for (match_id, command_id), event_ids in ledger.acked.items():
-            answered = [
-                e.event_id
-                for e in await client.events(match_id)
-                if e.causation_id == command_id
-                or (e.type == REJECTED_TYPE and e.payload.command_id == command_id)
-            ]
-            assert tuple(answered) == event_ids, (match_id, command_id)
+        await assert_every_original_answered_once(client, ledger)
 
         # Let the last instance answer what is in flight (timers fired before a kill), then stop.
         for _ in range(200):

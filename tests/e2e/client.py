@@ -1,5 +1,10 @@
 """A scripted WebSocket player for the gateway tests: real sockets, the protocol of
-docs/protocol.md, every ack or error matched to its message by id."""
+docs/protocol.md, every ack or error matched to its message by id.
+
+When the server closes the socket, a ``closed`` push carries its close code and reason. Any
+other error while reading is the client's own failure: it fails every wait of the test instead
+of passing for a close.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from typing import Any
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 WAIT = 15.0
 
@@ -28,9 +34,11 @@ class Player:
         self._answers: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._arrived = asyncio.Condition()
         self._reader: asyncio.Task[None] | None = None
+        #: What broke the reader, if anything did but the socket closing.
+        self._failure: Exception | None = None
 
     async def sign_in(self) -> Player:
-        async with httpx.AsyncClient(base_url=self.base_url) as http:
+        async with httpx.AsyncClient(base_url=self.base_url, timeout=WAIT) as http:
             response = await http.post("/v1/guests")
             response.raise_for_status()
         body = response.json()
@@ -48,12 +56,15 @@ class Player:
         if self._ws is not None:
             await self._ws.close()
         if self._reader is not None:
-            await asyncio.gather(self._reader, return_exceptions=True)
+            await asyncio.wait([self._reader])
+        if self._failure is not None:
+            raise RuntimeError("the test client's reader failed") from self._failure
 
     async def _read(self) -> None:
-        assert self._ws is not None
+        ws = self._ws
+        assert ws is not None
         try:
-            async for raw in self._ws:
+            async for raw in ws:
                 message = json.loads(raw)
                 if message["type"] in ("ack", "error") and message.get("id") in self._answers:
                     self._answers.pop(message["id"]).set_result(message)
@@ -63,12 +74,25 @@ class Player:
                 async with self._arrived:
                     self.pushes.append(message)
                     self._arrived.notify_all()
-        except Exception:
-            pass
-        finally:
+        except ConnectionClosed:
+            pass  # closed, cleanly or not: the push below says how
+        except Exception as exc:
+            self._failure = exc
+            self._end_waits(RuntimeError(f"the test client's reader failed: {exc!r}"))
             async with self._arrived:
-                self.pushes.append({"type": "closed"})
                 self._arrived.notify_all()
+            raise
+        self._end_waits(ConnectionError(f"closed ({ws.close_code} {ws.close_reason!r})"))
+        async with self._arrived:
+            self.pushes.append({"type": "closed", "code": ws.close_code, "reason": ws.close_reason})
+            self._arrived.notify_all()
+
+    def _end_waits(self, error: Exception) -> None:
+        """No answer will come to the requests still waiting."""
+        for future in self._answers.values():
+            if not future.done():
+                future.set_exception(error)
+        self._answers.clear()
 
     async def send_raw(self, text: str) -> None:
         assert self._ws is not None
@@ -81,6 +105,8 @@ class Player:
 
     async def request(self, type_: str, **fields: Any) -> dict[str, Any]:
         """Send a message and return its ack or error."""
+        if self._failure is not None:
+            raise RuntimeError("the test client's reader failed") from self._failure
         message_id = fields.get("id") or f"m{next(self._ids)}"
         fields["id"] = message_id
         future = self._answers[message_id] = asyncio.get_running_loop().create_future()
@@ -98,6 +124,8 @@ class Player:
         async def found() -> dict[str, Any]:
             async with self._arrived:
                 while True:
+                    if self._failure is not None:
+                        raise RuntimeError("the test client's reader failed") from self._failure
                     for index, message in enumerate(self.pushes):
                         if message["type"] == type_ and all(
                             message.get(k) == v for k, v in match.items()
@@ -106,6 +134,11 @@ class Player:
                     await self._arrived.wait()
 
         return await asyncio.wait_for(found(), wait)
+
+    async def closed(self, wait: float = WAIT) -> tuple[int | None, str]:
+        """Wait until the server closes the socket: its close code and reason."""
+        message = await self.push("closed", wait)
+        return message["code"], message["reason"]
 
     def has(self, type_: str) -> bool:
         return any(m["type"] == type_ for m in self.pushes)

@@ -12,22 +12,36 @@ from pathlib import Path
 import pytest
 from arena_engine.maths_warriors import Ruleset
 from arena_engine.maths_warriors.rules import timeout_winner
+from arena_runtime import topics
+from arena_runtime.config import Settings
+from arena_runtime.envelope import CODEC, new_command
+from arena_runtime.eventlog.factory import open_event_log
+from arena_runtime.proto_gen.arena.v1 import lobby_pb2, match_pb2
+from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from tests.e2e.client import Player, signed_in
 from tests.e2e.games import Mirror, next_move_push, play_move, play_to_the_end
-from tests.e2e.servers import arena, settings_for
+from tests.e2e.servers import CacheClock, arena, settings_for
+from tests.services.matchmaking.harness import LobbyClient, eventually
+
+#: The clock of the served cache, where the rate limit's buckets live.
+CLOCK = CacheClock()
 
 
 @pytest.fixture(scope="module")
-async def url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
-    settings = settings_for(
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return settings_for(
         Path(tmp_path_factory.mktemp("e2e")),
         match_reconnect_seconds=2,
         match_ai_think_ms=50,
         ws_time_sync_seconds=0.5,
     )
-    async with arena(settings) as base:
+
+
+@pytest.fixture(scope="module")
+async def url(settings: Settings) -> AsyncIterator[str]:
+    async with arena(settings, cache_clock=CLOCK) as base:
         yield base
 
 
@@ -88,6 +102,51 @@ async def test_a_retried_message_is_answered_again_not_applied_twice(url: str) -
     for event in first["events"]:
         mirror.apply(event)
     await play_move(seats[mirror.to_move], mirror)  # the other seat is on move: one skip only
+    for player in seats.values():
+        await player.close()
+
+
+async def test_a_message_repeated_from_a_new_socket_of_the_session_gets_the_earlier_answer(
+    url: str,
+) -> None:
+    """Issue 12, item 4: idempotency is the session's, not the socket's."""
+    seats, snapshot, _ = await room_game(url)
+    mover = seats[snapshot["to_move"]]
+    first = await mover.ok("skip", id="once")
+    again = Player(url)
+    again.player_id, again.token = mover.player_id, mover.token
+    await again.connect()  # the same session, a new socket, no reconnect
+    second = await again.ok("skip", id="once")
+
+    def facts(result: dict[str, object]) -> list[tuple[object, ...]]:
+        return [(e["type"], e["sequence"], e["player"]) for e in result["events"]]  # type: ignore[attr-defined,index]
+
+    # The earlier answer (its clocks read now), not not_in_match, and not applied twice.
+    assert second["match_id"] == first["match_id"] and facts(second) == facts(first)
+    # A new message from that socket still needs a reconnect first.
+    assert (await again.request("skip", id="new"))["code"] == "not_in_match"
+    for player in (*seats.values(), again):
+        await player.close()
+
+
+async def test_the_reconnect_ack_comes_before_its_snapshot(url: str) -> None:
+    """Issue 12, item 12: as docs/protocol.md says, so what follows the ack is current."""
+    seats, _, code = await room_game(url)
+    leaving = seats[1]
+    async with connect(leaving.ws_url) as ws:
+        reconnect = {
+            "type": "reconnect",
+            "id": "r1",
+            "code": code,
+            "player_id": leaving.player_id,
+            "token": leaving.token,
+        }
+        await ws.send(json.dumps(reconnect))
+        kinds = []
+        while "snapshot" not in kinds:
+            message = json.loads(await asyncio.wait_for(ws.recv(), 15))
+            kinds.append(message["type"])
+    assert [k for k in kinds if k in ("ack", "snapshot")] == ["ack", "snapshot"]
     for player in seats.values():
         await player.close()
 
@@ -159,7 +218,7 @@ async def test_reconnect_inside_the_window_gets_the_snapshot(url: str) -> None:
     seats, snapshot, code = await room_game(url)
     leaving = seats[1]
     await leaving.close()
-    await seats[2].push("opponent_disconnected")
+    window_ends = (await seats[2].push("opponent_disconnected"))["reconnect_deadline_ms"]
     back = Player(url)
     back.player_id, back.token = leaving.player_id, leaving.token
     await back.connect(auth=False)
@@ -168,10 +227,35 @@ async def test_reconnect_inside_the_window_gets_the_snapshot(url: str) -> None:
     again = await back.push("snapshot")
     assert again["match_id"] == snapshot["match_id"] and again["status"] == "playing"
     await seats[2].push("opponent_reconnected")
-    await asyncio.sleep(2.5)  # past the window: no forfeit
+    # Until the server's clock is past the window: no forfeit.
+    while (await seats[2].push("time_sync"))["server_time_ms"] <= window_ends:
+        pass
     assert not seats[2].has("game_over")
     seats[1] = back
     over = await play_to_the_end(seats, Mirror.of(again))
+    assert over["reason"] == "all_captured"
+    for player in seats.values():
+        await player.close()
+
+
+async def test_a_player_still_connected_when_recorded_away_is_recorded_back(
+    url: str, settings: Settings
+) -> None:
+    """Issue 12, item 2: a match service that recovers a partition (another instance's, after a
+    rebalance) records everyone away; the gateway still holding the player's socket in that
+    match records them back at once, so nobody connected forfeits."""
+    seats, snapshot, _ = await room_game(url)
+    stream = f"match-{snapshot['match_id']}"
+    gone = match_pb2.PlayerDisconnected(player_id=seats[1].player_id)
+    command = new_command(stream, gone, command_id="recovered:test:1")
+    async with open_event_log(settings) as log:  # as the recovering owner sends it
+        await log.append(topics.MATCH_COMMANDS, [CODEC.command_record(command)])
+    window_ends = (await seats[2].push("opponent_disconnected"))["reconnect_deadline_ms"]
+    await seats[2].push("opponent_reconnected")
+    while (await seats[2].push("time_sync"))["server_time_ms"] <= window_ends:
+        pass
+    assert not seats[2].has("game_over") and not seats[1].has("game_over")
+    over = await play_to_the_end(seats, Mirror.of(snapshot))
     assert over["reason"] == "all_captured"
     for player in seats.values():
         await player.close()
@@ -217,12 +301,19 @@ async def test_quick_match_pairs_two_waiting_players(url: str) -> None:
     await b.close()
 
 
-async def test_leaving_a_waiting_room_closes_it(url: str) -> None:
+async def test_leaving_a_waiting_room_closes_it(url: str, settings: Settings) -> None:
     host = await signed_in(url)
     code = (await host.ok("create_room"))["code"]
     await host.close()
+    async with open_event_log(settings) as log:  # the served log, read beside the server
+        lobby = LobbyClient(log)
+
+        async def closed() -> bool:
+            events = await lobby.events(f"room-{code}")
+            return any(isinstance(e.payload, lobby_pb2.RoomClosed) for e in events)
+
+        await eventually(closed, f"room {code} closed after its host left")
     guest = await signed_in(url)
-    await asyncio.sleep(0.5)
     assert (await guest.request("join_room", code=code))["type"] == "error"
     await guest.close()
 
@@ -244,11 +335,23 @@ async def test_preview_reaches_the_opponent_only_when_on(url: str) -> None:
         await player.close()
 
 
+async def test_a_preview_naming_no_die_is_refused_and_not_relayed(url: str) -> None:
+    seats, snapshot, _ = await room_game(url, preview=True)
+    mover, opponent = seats[snapshot["to_move"]], seats[3 - snapshot["to_move"]]
+    dice = snapshot["dice"][str(snapshot["to_move"])]
+    tokens = [{"die": "D4", "value": dice["D4"]}]
+    refused = await mover.request("preview", tokens=tokens, target="<img>")
+    assert (refused["type"], refused["code"]) == ("error", "invalid_token")
+    await mover.ok("preview", tokens=tokens, target="D6")
+    relayed = await opponent.push("preview")
+    assert relayed["target"] == "D6"  # the one with a die, the refused one never came
+    for player in seats.values():
+        await player.close()
+
+
 async def test_every_limit_is_refused_mid_game_and_the_game_goes_on(url: str) -> None:
     seats, snapshot, _ = await room_game(url)
     mover, waiting = seats[snapshot["to_move"]], seats[3 - snapshot["to_move"]]
-    await mover.send_raw(json.dumps({"type": "skip", "id": "big", "pad": "x" * 5000}))
-    assert (await mover.push("error"))["code"] == "message_too_large"
     assert (await mover.request("fly"))["code"] == "bad_message"
     die = {"die": "D4", "value": snapshot["dice"][str(snapshot["to_move"])]["D4"]}
     assert (await mover.request("mind", target="D6", tokens=[die, "^", die]))["code"] == (
@@ -256,10 +359,10 @@ async def test_every_limit_is_refused_mid_game_and_the_game_goes_on(url: str) ->
     )
     long = await mover.request("mind", target="D6", tokens=["("] * 65)
     assert long["code"] == "expression_too_long"
-    await asyncio.sleep(1.1)
-    flood = await asyncio.gather(*(waiting.request("skip") for _ in range(15)))
-    codes = {a["code"] for a in flood}
-    assert codes == {"not_your_turn", "rate_limited"}
+    with CLOCK.stopped():
+        CLOCK.advance(1.0)  # a full bucket: ten messages, then refusals
+        flood = await asyncio.gather(*(waiting.request("skip") for _ in range(15)))
+    assert [a["code"] for a in flood] == ["not_your_turn"] * 10 + ["rate_limited"] * 5
     with pytest.raises(InvalidStatus):
         await Player(url).connect(auth=False, origin="https://elsewhere.example")
     result = await mover.ok("skip")  # nothing above changed the game

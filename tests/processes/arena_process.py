@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 
+from tests.harness.support import free_port as free_port  # re-exported for the tests
+
 ARENA = Path(sys.executable).parent / "arena"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def arena_env(data_dir: Path, port: int, **extra: str) -> dict[str, str]:
@@ -31,6 +28,10 @@ def arena_env(data_dir: Path, port: int, **extra: str) -> dict[str, str]:
         ARENA_HTTP_HOST="127.0.0.1",
         ARENA_HTTP_PORT=str(port),
         ARENA_LOG_FORMAT="console",
+        # Test clients all speak from 127.0.0.1: the per-address caps are out of the way.
+        ARENA_GUEST_RATE="1000000",
+        ARENA_GUEST_BURST="1000000",
+        ARENA_WS_MAX_SOCKETS_PER_ADDRESS="1000000",
     )
     env.update(extra)
     return env
@@ -85,6 +86,20 @@ class ArenaProcess:
             self.proc.kill()
             self.proc.wait()
         self._log.close()
+
+
+@contextlib.contextmanager
+def serving(data_dir: Path, timeout: float = START_TIMEOUT, **env: str) -> Iterator[ArenaProcess]:
+    """`arena serve` under ``data_dir`` on a free port, with these ARENA_* settings besides
+    arena_env's, ready (/readyz 200) for the block and stopped (SIGTERM) after it."""
+    process = ArenaProcess(
+        ["serve"], arena_env(data_dir / "var", free_port(), **env), data_dir / "arena.log"
+    )
+    try:
+        process.wait_until("/readyz", 200, timeout)
+        yield process
+    finally:
+        process.terminate()
 
 
 def run_to_exit(

@@ -206,3 +206,87 @@ async def test_a_member_without_partitions_waits_out_the_grace_unless_the_log_wa
     await asyncio.sleep(0.25)
     await behind.observe_assignment(not_joined)
     assert behind.ready()  # more members than partitions: nothing will come
+
+
+class _Starting:
+    """A worker whose start yields to the loop in the middle, noting when it begins and ends."""
+
+    def __init__(self, name: str, order: list[str]) -> None:
+        self.name = name
+        self._order = order
+
+    async def start(self) -> None:
+        self._order.append(f"{self.name} begins")
+        await asyncio.sleep(0)  # a network round trip, as joining a group is
+        self._order.append(f"{self.name} ends")
+
+    async def run(self) -> None:
+        await asyncio.Event().wait()
+
+    def request_stop(self) -> None:
+        pass
+
+    def ready(self) -> bool:
+        return True
+
+
+async def test_workers_start_together_not_one_after_another() -> None:
+    """Each worker's start waits on the network (a group join, end offsets): they overlap."""
+    order: list[str] = []
+    service = Service("svc", [_Starting("a", order), _Starting("b", order)])
+    await service.start()
+    try:
+        assert order == ["a begins", "b begins", "a ends", "b ends"]
+    finally:
+        await service.stop(grace=0)
+
+
+async def test_a_background_worker_runs_but_does_not_hold_readiness_back(
+    log: EmbeddedEventLog,
+) -> None:
+    """The gateway's share of the accounts group: the service is ready on its other workers
+    while that one still works through its backlog (on Kafka: still waits for its join)."""
+    await append(log, 10)
+    gate = asyncio.Event()
+    handled: list[Record] = []
+
+    async def handler(item: bytes, record: Record) -> None:
+        await gate.wait()
+        handled.append(record)
+
+    behind = ConsumeWorker(log, "accounts", [TOPIC], raw, handler)
+    service = Service("gateway", [ConsumeWorker(log, "fanout", [TOPIC], raw)], background=[behind])
+    await service.start()
+    try:
+        await eventually(service.ready)
+        assert not behind.ready() and not handled
+        gate.set()
+        await eventually(lambda: len(handled) == 10)
+    finally:
+        await service.stop()
+    assert await committed(log, "accounts") == await log.end_offsets(TOPIC)
+
+
+async def test_a_gained_partition_is_loaded_before_the_member_is_ready(
+    log: EmbeddedEventLog,
+) -> None:
+    """``on_gain`` (a stream runner reading a partition's history when it is assigned, not at
+    the first command that needs it, while players play) runs for every partition the member
+    gets, and the member is ready only once it has."""
+    gate = asyncio.Event()
+    gained: list[int] = []
+
+    async def on_gain(partition: int) -> None:
+        await gate.wait()
+        gained.append(partition)
+
+    service = Service("rating", [ConsumeWorker(log, "rating", [TOPIC], raw, on_gain=on_gain)])
+    await service.start()
+    try:
+        await asyncio.sleep(0.3)
+        assert not service.ready()  # caught up with an empty log, but not loaded
+        gate.set()
+        await eventually(service.ready)
+        assert sorted(gained) == list(range(PARTITIONS))
+    finally:
+        await service.stop()

@@ -80,10 +80,8 @@ async def socket(url: str, token: str) -> Player:
     return player
 
 
-async def closed_with(player: Player) -> tuple[int | None, str | None]:
-    await player.push("closed", wait=10)
-    assert player._ws is not None
-    return player._ws.close_code, player._ws.close_reason
+async def closed_with(player: Player) -> tuple[int | None, str]:
+    return await player.closed(wait=10)
 
 
 async def test_registrations_are_rate_limited_per_address(url: str) -> None:
@@ -110,6 +108,20 @@ async def test_registrations_are_rate_limited_per_address(url: str) -> None:
         assert me.json()["kind"] == "guest"
         # Another address has its own budget.
         await register(other, fresh("other"))
+
+
+async def test_a_stranger_guessing_a_password_never_locks_its_owner_out(url: str) -> None:
+    async with client_from(url, "127.0.0.8") as owner, client_from(url, "127.0.0.9") as stranger:
+        name = (await register(owner, fresh("Owen")))["username"]
+        wrong = {"username": name, "password": "not the password"}
+        answers = [await stranger.post("/v1/sessions", json=wrong) for _ in range(30)]
+        assert {a.status_code for a in answers} == {401, 429}  # the stranger is slowed down
+        # ... and the owner, from their own address, signs in as usual.
+        right = await owner.post("/v1/sessions", json={"username": name, "password": PASSWORD})
+        assert right.status_code == 201, right.text
+        refused = next(a for a in answers if a.status_code == 429)
+        assert refused.json()["detail"]["code"] == "rate_limited"
+        assert int(refused.headers["Retry-After"]) >= 1
 
 
 async def test_ending_a_session_closes_its_sockets_and_only_its(url: str) -> None:
@@ -168,6 +180,10 @@ def _concrete(path: str) -> str:
         "{player_id}": "p_0123456789abcdef0123456789abcdef",
         "{match_id}": "m1",
         "{game}": "maths-warriors",
+        "{board}": "pd-classic",
+        "{season}": "2026-12",
+        "{day}": "2026-12-07",
+        "{code}": "ABCDEF",
     }
     for name, value in values.items():
         path = path.replace(name, value)
@@ -238,5 +254,6 @@ async def test_a_socket_never_takes_on_another_player(url: str) -> None:
         "reconnect", player_id=ann["player_id"], token=ben["token"], match_id="m1"
     )
     assert first["type"] == "error" and first["code"] == "auth_failed"
-    await intruder.push("closed", wait=10)
+    code, _ = await intruder.closed(wait=10)
+    assert code == 1008  # docs/protocol.md: auth_failed closes the socket with 1008
     await intruder.close()

@@ -117,9 +117,7 @@ async def test_sessions_and_sign_out_hold_across_instances(
         assert out.status_code == 204
         assert await me(a, token) == 401 and await me(b, token) == 401
         # Signed out on b, the socket on a is closed with the reason.
-        await socket.push("closed", wait=10)
-        assert socket._ws is not None
-        assert (socket._ws.close_code, socket._ws.close_reason) == (SESSION_ENDED, "signed_out")
+        assert await socket.closed(wait=10) == (SESSION_ENDED, "signed_out")
         await socket.close()
 
         # Once the projection has the SessionClosed, losing the tombstone changes nothing.

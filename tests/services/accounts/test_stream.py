@@ -133,3 +133,41 @@ def test_the_fold_is_the_first_registration_in_log_order() -> None:
     other = pb.AccountRegistered(username="alice", player_id="p_" + "f" * 32, password_hash=HASH)
     state, sequence = fold(stream.Account(), stream.apply, [first, event(other, 1)])
     assert (state.username, state.player_id, sequence) == ("Alice", PLAYER, 1)
+
+
+def test_a_guest_session_stream_opens_once_renews_forward_and_closes() -> None:
+    digest = "ab" * 32
+    sid = f"s_{digest[:16]}"
+    gs = f"guest-{sid}"
+    opened = pb.OpenGuestSession(
+        session_id=sid,
+        token_hash=digest,
+        player_id=PLAYER,
+        display_name="Guest_ABCD",
+        expires_at_ms=10,
+    )
+    blank = stream.initial(gs)
+    assert isinstance(decide(blank, opened, "guest-s_0000000000000000"), Rejection)
+    assert isinstance(decide(blank, opened, "account-alice"), Rejection)  # not an account's
+    assert isinstance(decide(blank, pb.RenewGuestSession(session_id=sid), gs), Rejection)
+    events = decide(blank, opened, gs)
+    assert isinstance(events, list) and isinstance(events[0], pb.GuestSessionOpened)
+    state = stream.apply(blank, event(events[0], 1))
+    assert isinstance(decide(state, opened, gs), Rejection)  # once
+    assert isinstance(decide(state, register(), gs), Rejection)
+    assert decide(state, pb.RenewGuestSession(session_id=sid, expires_at_ms=5), gs) == []
+    renewed = decide(state, pb.RenewGuestSession(session_id=sid, expires_at_ms=20), gs)
+    assert isinstance(renewed, list)
+    state = stream.apply(state, event(renewed[0], 2))
+    assert state.sessions[sid].expires_at_ms == 20 and state.player_id == PLAYER
+    closed = decide(state, pb.CloseSession(session_id=sid, reason="sign_out"), gs)
+    assert isinstance(closed, list) and closed[0].token_hash == digest
+    state = stream.apply(state, event(closed[0], 3))
+    assert not state.sessions
+    assert isinstance(decide(state, pb.RenewGuestSession(session_id=sid), gs), Rejection)
+    # Opened again after it closed (an upgrade that failed), by the same player only.
+    assert isinstance(decide(state, opened, gs), list)
+    other = pb.OpenGuestSession()
+    other.CopyFrom(opened)
+    other.player_id = "p_" + "b" * 32
+    assert isinstance(decide(state, other, gs), Rejection)

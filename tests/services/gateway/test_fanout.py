@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from arena_games.maths_warriors import wire as mws
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as pb
 from arena_gateway.fanout import FanoutReader
 from arena_runtime import topics
 from arena_runtime.envelope import CODEC, Event
 from arena_runtime.eventlog.embedded import EmbeddedEventLog
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
-from arena_runtime.schemas import maths_warriors as mws
 
 
 def _event(stream: str, sequence: int) -> Event:

@@ -10,10 +10,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from arena_gateway.connection import MESSAGE_TOO_BIG, POLICY_VIOLATION
 from websockets.exceptions import InvalidStatus
 
 from tests.e2e.client import Player
-from tests.e2e.servers import arena, settings_for
+from tests.e2e.servers import CacheClock, arena, settings_for
+
+#: The clock of the served gateway's cache, where the rate limit's buckets live.
+CLOCK = CacheClock()
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +30,7 @@ async def url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
         ws_heartbeat_seconds=0.5,
         command_timeout_seconds=1,
     )
-    async with arena(settings, services=("gateway",)) as base:
+    async with arena(settings, services=("gateway",), cache_clock=CLOCK) as base:
         yield base
 
 
@@ -81,12 +85,15 @@ async def test_a_bad_token_is_refused_and_the_socket_closed(url: str) -> None:
     p = Player(url)
     answer = await (await _connected(p)).request("auth", token="forged")
     assert answer["code"] == "auth_failed"
-    await p.push("closed")
+    code, _ = await p.closed()
+    assert code == 1008  # docs/protocol.md: closed with code 1008
 
 
 async def test_any_other_first_message_is_unauthenticated(url: str) -> None:
     p = await _connected(Player(url))
     assert (await p.request("skip"))["code"] == "unauthenticated"
+    code, _ = await p.closed()
+    assert code == 1008
 
 
 async def _connected(p: Player) -> Player:
@@ -100,14 +107,57 @@ async def test_malformed_messages_get_typed_errors_and_the_connection_goes_on(ur
     assert (await p.push("error"))["code"] == "bad_message"
     assert (await p.request("fly"))["code"] == "bad_message"
     assert (await p.request("strength", attacker="D4"))["code"] == "bad_message"
-    await p.send_raw(json.dumps({"type": "skip", "id": "x", "pad": "a" * 2000}))
-    too_large = await p.push("error")
-    assert (too_large["code"], too_large["id"]) == ("message_too_large", "x")
     assert p._ws is not None
     await p._ws.send(b'{"type": "pong", "id": "b"}')
     assert (await p.push("error"))["code"] == "bad_message"  # binary frames are refused
     assert await p.ok("pong") == {}
     await p.close()
+
+
+async def test_a_binary_first_frame_is_refused_typed_and_closed(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    p = await _connected(Player(url))
+    assert p._ws is not None
+    await p._ws.send(b'{"type": "auth", "id": "b", "token": "whatever"}')
+    refusal = await p.push("error")
+    assert (refusal["code"], refusal["id"]) == ("bad_message", None)
+    await p.push("closed")
+    assert p._ws.close_code == POLICY_VIOLATION
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+
+
+async def test_json_nested_deeper_than_the_parser_goes_is_a_bad_message(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    deep = "[" * 1000  # under the size limit; json recurses once per level before it fails
+    first = await _connected(Player(url))
+    await first.send_raw(deep)
+    assert (await first.push("error"))["code"] == "bad_message"
+    await first.push("closed")
+    p = await player(url)
+    await p.send_raw(deep)
+    assert (await p.push("error"))["code"] == "bad_message"
+    assert await p.ok("pong") == {}  # the connection goes on
+    await p.close()
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+
+
+async def test_malformed_frames_count_against_the_rate_limit(url: str) -> None:
+    p = await player(url)
+    for _ in range(30):
+        await p.send_raw("not json")
+    codes = [(await p.push("error"))["code"] for _ in range(30)]
+    assert set(codes) == {"bad_message", "rate_limited"}
+    assert codes.count("bad_message") <= 12  # about one second's worth (10 a second)
+    await p.close()
+
+
+async def test_a_frame_over_the_size_limit_closes_the_socket_with_1009(url: str) -> None:
+    p = await player(url)
+    await p.send_raw(json.dumps({"type": "skip", "id": "x", "pad": "a" * 2000}))
+    await p.push("closed")
+    assert p._ws is not None and p._ws.close_code == MESSAGE_TOO_BIG
 
 
 async def test_moves_outside_a_match_are_refused(url: str) -> None:
@@ -134,12 +184,15 @@ async def test_expressions_outside_the_whitelist_are_refused(url: str) -> None:
 
 async def test_more_than_ten_messages_a_second_are_dropped_with_an_error(url: str) -> None:
     p = await player(url)
-    await asyncio.sleep(1.1)  # a full bucket
-    answers = await asyncio.gather(*(p.request("skip") for _ in range(15)))
-    codes = [a.get("code") for a in answers]
-    assert codes.count("rate_limited") >= 4
-    await asyncio.sleep(1.1)
-    assert (await p.request("skip"))["code"] == "not_in_match"  # the connection goes on
+    with CLOCK.stopped():
+        CLOCK.advance(1.0)  # a full bucket: ten messages
+        answers = await asyncio.gather(*(p.request("skip") for _ in range(15)))
+        codes = [a.get("code") for a in answers]
+        assert codes == ["not_in_match"] * 10 + ["rate_limited"] * 5
+        assert (await p.request("skip"))["code"] == "rate_limited"  # no time, no new token
+        CLOCK.advance(0.15)  # one and a half messages' worth: one more
+        assert (await p.request("skip"))["code"] == "not_in_match"  # the connection goes on
+        assert (await p.request("skip"))["code"] == "rate_limited"
     await p.close()
 
 
@@ -157,8 +210,10 @@ async def test_a_client_that_never_answers_pings_is_closed(url: str) -> None:
     p = await Player(url, answer_pings=False).sign_in()
     await p.connect()
     await p.push("ping")
-    await p.push("closed", wait=5)
+    code, _ = await p.closed(wait=5)
+    assert code == 1008  # docs/protocol.md: an unanswered ping closes the socket (1008)
     q = await player(url)
-    await asyncio.sleep(1.5)  # three beats, all answered
+    for _ in range(3):  # a beat pings only a socket that answered the beat before
+        await q.push("ping")
     assert not q.has("closed")
     await q.close()

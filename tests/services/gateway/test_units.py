@@ -1,5 +1,6 @@
-"""The gateway's pure parts: the token whitelist, origins, identity, the match fold and the
-push shapes, and the hub answering a command only once its whole batch is folded."""
+"""The gateway's pure parts: the token whitelist (Maths Warriors' client), origins, identity, the
+match fold the views are made on and the push shapes, and the hub relaying a match's views and
+answering a command from the ViewBatch that carries its answer."""
 
 from __future__ import annotations
 
@@ -9,18 +10,23 @@ from typing import Any
 
 import pytest
 from arena_engine.maths_warriors import RULES_TAG
-from arena_gateway.hub import Hub, match_push, short_type
+from arena_games.contract import ClientError, Viewer, pack
+from arena_games.maths_warriors import MODULE as MW
+from arena_games.maths_warriors import wire as mws
+from arena_games.maths_warriors.client import DieToken, check_tokens
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as pb
+from arena_gateway.hub import Hub, short_type
 from arena_gateway.identity import PrincipalKind, SessionStore, is_guest_name
-from arena_gateway.limits import DieToken, check_tokens, origin_allowed, parse_origins
-from arena_gateway.matches import MatchView
-from arena_gateway.protocol import GatewayError
+from arena_gateway.limits import origin_allowed, parse_origins
+from arena_match.state import MatchState, apply
 from arena_runtime import topics
 from arena_runtime.cache import MemoryCache
 from arena_runtime.envelope import Event, new_command
+from arena_runtime.eventlog import Record
 from arena_runtime.eventlog.embedded import EmbeddedEventLog
-from arena_runtime.proto_gen.arena.v1 import envelope_pb2
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
-from arena_runtime.schemas import maths_warriors as mws
+from arena_runtime.proto_gen.arena.v1 import match_pb2
+from arena_runtime.proto_gen.arena.v1 import views_pb2 as vpb
+from arena_runtime.streams import REJECTED_TYPE, is_next
 
 D6 = {"die": "D6", "value": 3}
 
@@ -49,14 +55,14 @@ def test_tokens_are_whitelisted_and_normalised() -> None:
     ],
 )
 def test_anything_else_voids_the_expression(tokens: list[Any]) -> None:
-    with pytest.raises(GatewayError) as refused:
+    with pytest.raises(ClientError) as refused:
         check_tokens(tokens)
     assert refused.value.code == "invalid_token"
 
 
 def test_at_most_64_tokens() -> None:
     assert len(check_tokens(["("] * 64)) == 64
-    with pytest.raises(GatewayError) as refused:
+    with pytest.raises(ClientError) as refused:
         check_tokens(["("] * 65)
     assert refused.value.code == "expression_too_long"
 
@@ -109,14 +115,28 @@ def _event(sequence: int, payload: Any, cause: str = "", batch: str = "", index:
     )
 
 
-def _created() -> pb.MatchCreated:
+def _created() -> match_pb2.MatchOpened:
     seats = [
-        pb.MatchSeat(player_id="p_a", display_name="A", kind=pb.SEAT_KIND_HUMAN),
-        pb.MatchSeat(
-            player_id="ai", display_name="AI", kind=pb.SEAT_KIND_AI, ai_level=pb.AI_LEVEL_HARD
+        match_pb2.MatchSeat(player_id="p_a", display_name="A", kind=match_pb2.SEAT_KIND_HUMAN),
+        match_pb2.MatchSeat(
+            player_id="ai",
+            display_name="AI",
+            kind=match_pb2.SEAT_KIND_AI,
+            policy="hard",
         ),
     ]
-    return pb.MatchCreated(match_id="m1", seats=seats, preview=True, room_code="ABCDE")
+    return match_pb2.MatchOpened(
+        match_id="m1",
+        game=mws.GAME,
+        seats=seats,
+        settings=pack(pb.MathsWarriorsSettings(preview=True)),
+        room_code="ABCDE",
+    )
+
+
+def _ended(ended: pb.GameEnded) -> match_pb2.MatchEnded:
+    """The MatchEnded the match service writes around a GameEnded."""
+    return mws.ended_of_game_ended(ended, "match-m1")
 
 
 def _started() -> pb.GameStarted:
@@ -134,8 +154,39 @@ def _started() -> pb.GameStarted:
     )
 
 
+class Fold:
+    """A match folded by the reading rule, as the match service folds it (what its views are
+    made on): the state, and the events each command caused."""
+
+    def __init__(self) -> None:
+        self.state = MatchState()
+        self.sequence, self.batch_id = 0, ""
+        self.answers: dict[str, list[Event]] = {}
+
+    def observe(self, event: Event) -> bool:
+        if not is_next(event, self.sequence, self.batch_id):
+            return False
+        self.sequence, self.batch_id = event.sequence, event.batch_id
+        if event.causation_id:
+            self.answers.setdefault(event.causation_id, []).append(event)
+        if event.type != REJECTED_TYPE:
+            self.state = apply(self.state, event)
+        return True
+
+    def snapshot(self, now_ms: int) -> dict[str, Any]:
+        table = self.state.table(self.sequence)
+        (shown,) = MW.views.snapshot(table, self.state.game, Viewer(1), now_ms)
+        return {k: v for k, v in shown.items() if k != "type"}
+
+
+def match_push(view: Fold, event: Event) -> dict[str, Any] | None:
+    table = view.state.table(event.sequence)
+    shown = MW.views.push(table, view.state.game, event.payload, Viewer(0, "spectator"), 0)
+    return shown[0] if shown else None
+
+
 def test_the_fold_gives_the_snapshot_and_ignores_what_is_not_next() -> None:
-    view = MatchView("m1")
+    view = Fold()
     assert view.observe(_event(1, _created(), "c1", "b1", 0))
     assert view.observe(_event(2, _started(), "c1", "b1", 1))
     assert not view.observe(_event(2, _started()))  # a duplicate
@@ -144,7 +195,9 @@ def test_the_fold_gives_the_snapshot_and_ignores_what_is_not_next() -> None:
         player=1, attacker="D20", target="D4", seed=3, rerolls=[pb.Reroll(die="D20", value=9)]
     )
     assert view.observe(_event(3, strength, "c2"))
-    view.observe(_event(4, pb.PlayerDisconnected(seat=2, reconnect_deadline_ms=50_000), "c3"))
+    view.observe(
+        _event(4, match_pb2.PlayerDisconnected(seat=2, reconnect_deadline_ms=50_000), "c3")
+    )
     snap = view.snapshot(now_ms=11_000)
     assert snap["dice"]["1"]["D20"] == 9 and snap["dice"]["2"]["D4"] is None
     assert snap["to_move"] == 2 and snap["move_count"] == 1
@@ -159,7 +212,7 @@ def test_the_fold_gives_the_snapshot_and_ignores_what_is_not_next() -> None:
     assert snap["clocks"]["game_remaining_ms"] == 710_000
     assert snap["room_code"] == "ABCDE" and snap["preview"] is True
     assert [e.sequence for e in view.answers["c1"]] == [1, 2]
-    ended = pb.GameEnded(winner=1, reason="timeout", remaining1=6, remaining2=5)
+    ended = _ended(pb.GameEnded(winner=1, reason="timeout", remaining1=6, remaining2=5))
     view.observe(_event(5, ended, "timer:game:721000"))
     assert view.snapshot(0)["win_reason"] == "timeout" and view.snapshot(0)["status"] == "over"
     push = match_push(view, _event(5, ended))
@@ -175,7 +228,19 @@ def test_short_type() -> None:
     assert short_type("arena.v1.RoomMatchStarted") == "room_match_started"
 
 
-async def test_a_command_is_answered_with_every_event_of_its_batch(tmp_path: Any) -> None:
+async def appended(log: EmbeddedEventLog, commands: int) -> None:
+    """Wait until the match command topic holds ``commands`` records."""
+    while True:
+        if sum((await log.end_offsets(topics.MATCH_COMMANDS)).values()) >= commands:
+            return
+        await asyncio.sleep(0.005)
+
+
+def views_record(batch: vpb.ViewBatch, offset: int = 0) -> Record:
+    return Record(topics.MATCH_VIEWS, 0, offset, b"match-m1", batch.SerializeToString())
+
+
+async def test_a_command_is_answered_from_its_view_batch(tmp_path: Any) -> None:
     log = EmbeddedEventLog(tmp_path / "events.sqlite3")
     await log.start()
     try:
@@ -188,41 +253,158 @@ async def test_a_command_is_answered_with_every_event_of_its_batch(tmp_path: Any
 
             def __init__(self) -> None:
                 self.watching: set[str] = set()
-                self.pushed: list[dict[str, Any]] = []
+                self.pushed: list[str] = []
 
             def push(self, message: dict[str, Any]) -> None:
-                self.pushed.append(message)
+                raise AssertionError("a match's pushes are relayed as written")
+
+            def push_text(self, text: str) -> None:
+                self.pushed.append(text)
 
         client = Client()
         hub.add(client)
-        for event in (_event(1, _created(), "x", "b", 0), _event(2, _started(), "x", "b", 1)):
-            await hub.deliver(event)
-        hub.settle()
-        assert client.match_id == "m1" and client.pushed[0]["type"] == "snapshot"
+        seat = vpb.Viewer(seat=1, player_id="p_a")
+        opened = vpb.ViewBatch(
+            match_id="m1",
+            game="maths-warriors",
+            kind=vpb.VIEW_KIND_EVENTS,
+            after_sequence=0,
+            sequence=2,
+            seats=[seat],
+            pushes=[vpb.ViewPush(viewers=[seat], messages=[b'{"type":"snapshot"}'])],
+        )
+        await hub.deliver_views(views_record(opened))
+        assert client.match_id == "m1" and client.pushed == ['{"type":"snapshot"}']
         assert hub.watchers("match-m1") == [client]
         skip = new_command("match-m1", pb.Skip(player_id="p_a"), command_id="s:1")
         answer = asyncio.create_task(hub.send(topics.MATCH_COMMANDS, skip))
-        await asyncio.sleep(0.05)
-        await hub.deliver(_event(3, pb.TurnSkipped(player=1, reason="skip"), "s:1", "b3", 0))
-        end = pb.GameEnded(winner=2, reason="all_captured", remaining1=0, remaining2=6)
-        await hub.deliver(_event(4, end, "s:1", "b3", 1))
-        assert not answer.done()
-        hub.settle()
+        await appended(log, 1)  # the hub waits for its answer from here on
+        acked = b'{"match_id":"m1","events":[{"type":"turn_skipped"},{"type":"game_over"}]}'
+        moved = vpb.ViewBatch(
+            match_id="m1",
+            game="maths-warriors",
+            kind=vpb.VIEW_KIND_EVENTS,
+            after_sequence=2,
+            sequence=4,
+            answers=[vpb.CommandAnswer(command_id="s:1", ack=acked)],
+        )
+        await hub.deliver_views(views_record(moved, 1))
         outcome = await answer
-        assert [e.sequence for e in outcome.events] == [3, 4]
-        rejected = envelope_pb2.CommandRejected(command_id="s:2", code="not_your_turn")
+        assert [e["type"] for e in (outcome.ack or {})["events"]] == ["turn_skipped", "game_over"]
         again = asyncio.create_task(
             hub.send(topics.MATCH_COMMANDS, new_command("match-m1", pb.Skip(), command_id="s:2"))
         )
-        await asyncio.sleep(0.05)
-        await hub.deliver(_event(5, rejected, "s:2", "b5", 0))
-        hub.settle()
+        await appended(log, 2)
+        refused = vpb.ViewBatch(
+            match_id="m1",
+            game="maths-warriors",
+            kind=vpb.VIEW_KIND_EVENTS,
+            after_sequence=4,
+            sequence=5,
+            answers=[vpb.CommandAnswer(command_id="s:2", code="not_your_turn")],
+        )
+        await hub.deliver_views(views_record(refused, 2))
         assert (await again).rejection_code == "not_your_turn"
-        # A retried message is answered from the fold, without waiting for the log.
-        assert [e.sequence for e in (await hub.send(topics.MATCH_COMMANDS, skip)).events] == [3, 4]
+        # A retried message is answered from what was relayed, without waiting for the log.
+        assert (await hub.send(topics.MATCH_COMMANDS, skip)).ack == outcome.ack
+        # A batch relayed before is not relayed again.
+        await hub.deliver_views(views_record(opened))
+        assert client.pushed == ['{"type":"snapshot"}']
         hub.remove(client)
         assert hub.watchers("match-m1") == []
         hub.forget("m1")
-        assert "m1" not in hub.views
+        assert "m1" not in hub.relays
+    finally:
+        await log.close()
+
+
+def test_lobby_pushes_speak_the_snapshots_words_not_protobufs() -> None:
+    """Issue 12, item 12: one vocabulary on the wire (``name``, ``guest``, ``casual``)."""
+    from arena_gateway.hub import payload_dict
+    from arena_runtime.proto_gen.arena.v1 import lobby_pb2
+
+    host = lobby_pb2.LobbyPlayer(
+        player_id="p_1", display_name="Guest_ABCD", kind=lobby_pb2.PLAYER_KIND_GUEST
+    )
+    opened = lobby_pb2.RoomOpened(
+        code="ABCDE",
+        host=host,
+        settings=lobby_pb2.RoomSettings(mode=match_pb2.MATCH_MODE_CASUAL, game="maths-warriors"),
+    )
+    paired = lobby_pb2.PlayersPaired(match_id="m1", players=[host, host])
+    ai = lobby_pb2.AiMatchRequested(match_id="m2", player=host, level=match_pb2.AI_LEVEL_HARD)
+    datas = [payload_dict(event_of(p)) for p in (opened, paired, ai)]
+    player = {"player_id": "p_1", "name": "Guest_ABCD", "kind": "guest"}
+    assert datas[0]["host"] == player and datas[0]["settings"]["mode"] == "casual"
+    assert datas[1]["players"] == [player, player]
+    assert datas[2]["level"] == "hard"
+    text = repr(datas)
+    assert "PLAYER_KIND" not in text and "MATCH_MODE" not in text and "display_name" not in text
+
+
+def event_of(payload: Any) -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(payload=payload)
+
+
+async def test_a_gap_in_the_views_has_the_local_viewers_redrawn(tmp_path: Any) -> None:
+    """Views lost on the way (their maker crashed after the append): the next batch starts past
+    what was relayed, and the hub asks the match's owner for its viewers' snapshots."""
+    from arena_runtime.envelope import CODEC
+
+    log = EmbeddedEventLog(tmp_path / "events.sqlite3")
+    await log.start()
+    try:
+        await topics.ensure_topics(log, 1)
+        hub = Hub(log, command_timeout=5)
+
+        class Client:
+            player_id = "p_a"
+            match_id: str | None = None
+
+            def __init__(self) -> None:
+                self.watching: set[str] = set()
+                self.pushed: list[str] = []
+
+            def push(self, message: dict[str, Any]) -> None:
+                raise AssertionError("a match's pushes are relayed as written")
+
+            def push_text(self, text: str) -> None:
+                self.pushed.append(text)
+
+        client = Client()
+        hub.add(client)
+        seat = vpb.Viewer(seat=1, player_id="p_a")
+
+        def batch(after: int, sequence: int, text: bytes, **fields: Any) -> vpb.ViewBatch:
+            push = vpb.ViewPush(viewers=[seat], messages=[text])
+            return vpb.ViewBatch(
+                match_id="m1",
+                game="maze",
+                after_sequence=after,
+                sequence=sequence,
+                seats=[seat],
+                pushes=[push],
+                **fields,
+            )
+
+        await hub.deliver_views(views_record(batch(0, 2, b"1", kind=vpb.VIEW_KIND_EVENTS)))
+        await hub.deliver_views(views_record(batch(4, 5, b"5", kind=vpb.VIEW_KIND_EVENTS)))
+        assert client.pushed == ["1", "5"]
+        async with asyncio.timeout(5):
+            await appended(log, 1)
+        (record,) = await log.read(topics.MATCH_COMMANDS, 0, 0, 10)
+        asked = CODEC.decode_command(record.value).payload
+        assert isinstance(asked, vpb.ViewRequest) and asked.match_id == "m1"
+        assert [v.player_id for v in asked.viewers] == ["p_a"]
+        answer = batch(5, 5, b"snapshot", kind=vpb.VIEW_KIND_SNAPSHOT)
+        answer.request_id = asked.request_id
+        await hub.deliver_views(views_record(answer))
+        for _ in range(100):
+            if client.pushed[-1] == "snapshot":
+                break
+            await asyncio.sleep(0.01)
+        assert client.pushed == ["1", "5", "snapshot"]
     finally:
         await log.close()

@@ -15,7 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena_engine.maths_warriors import GameState
 from arena_engine.maths_warriors.ai import choose_move
+from arena_games.contract import pack, unpack
+from arena_games.maths_warriors import wire as schema
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as pb
 from arena_match.clock import now_ms
 from arena_match.service import build_worker
 from arena_match.state import MatchState, apply, stream_of
@@ -26,36 +30,78 @@ from arena_runtime.envelope import CODEC, Event, new_command
 from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.eventlog.partitioner import partition_for
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
-from arena_runtime.schemas import maths_warriors as schema
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.streams import REJECTED_TYPE, is_next
 
 ALICE, BOB = "p_alice", "p_bob"
 PARTITIONS = 4
 
 
-def human(player_id: str) -> pb.MatchSeat:
-    return pb.MatchSeat(player_id=player_id, display_name=player_id, kind=pb.SEAT_KIND_HUMAN)
+def human(player_id: str) -> match_pb2.MatchSeat:
+    return match_pb2.MatchSeat(
+        player_id=player_id, display_name=player_id, kind=match_pb2.SEAT_KIND_HUMAN
+    )
 
 
-def ai(level: int = pb.AI_LEVEL_EASY) -> pb.MatchSeat:
-    return pb.MatchSeat(player_id="ai", display_name="AI", kind=pb.SEAT_KIND_AI, ai_level=level)
+def ai(level: int = match_pb2.AI_LEVEL_EASY) -> match_pb2.MatchSeat:
+    return match_pb2.MatchSeat(
+        player_id="ai",
+        display_name="AI",
+        kind=match_pb2.SEAT_KIND_AI,
+        policy=schema.AI_LEVELS[level],  # type: ignore[index]
+    )
 
 
 def create(
     match_id: str,
-    seats: tuple[pb.MatchSeat, pb.MatchSeat] | None = None,
+    seats: tuple[match_pb2.MatchSeat, match_pb2.MatchSeat] | None = None,
     *,
     game_seconds: int = 720,
     move_seconds: int = 0,
-) -> pb.CreateMatch:
-    return pb.CreateMatch(
+) -> match_pb2.StartMatch:
+    return match_pb2.StartMatch(
         match_id=match_id,
+        game=schema.GAME,
         seats=seats or (human(ALICE), human(BOB)),
-        game_seconds=game_seconds,
-        move_seconds=move_seconds,
-        mode=pb.MATCH_MODE_CASUAL,
+        mode=match_pb2.MATCH_MODE_CASUAL,
+        settings=pack(
+            pb.MathsWarriorsSettings(game_seconds=game_seconds, move_seconds=move_seconds)
+        ),
     )
+
+
+@dataclass(frozen=True)
+class MwSeat:
+    player_id: str
+    is_ai: bool
+
+
+@dataclass(frozen=True)
+class MwMatch:
+    """A Maths Warriors match as the tests look at it: the engine's game, seats, presence."""
+
+    match: MatchState
+
+    @property
+    def game(self) -> GameState:
+        return self.match.game.game if self.match.game is not None else GameState()
+
+    @property
+    def over(self) -> bool:
+        return self.match.over
+
+    def seat(self, number: int) -> MwSeat:
+        seat = self.match.seat(number)
+        return MwSeat(seat.player_id, not seat.human)
+
+    @property
+    def reconnect_deadlines(self) -> tuple[int | None, int | None]:
+        return (self.match.away_until(1), self.match.away_until(2))
+
+
+def final(event: Event) -> pb.GameEnded:
+    """The game's GameEnded inside a MatchEnded."""
+    return unpack(event.payload.detail, pb.GameEnded)
 
 
 @dataclass(frozen=True)
@@ -85,10 +131,20 @@ class MatchClient:
         self._read_to: dict[int, int] = {}
         self._seen: dict[str, list[bytes]] = {}
 
-    async def send(self, match_id: str, payload: Any, command_id: str | None = None) -> str:
+    async def send(
+        self,
+        match_id: str,
+        payload: Any,
+        command_id: str | None = None,
+        correlation_id: str = "",
+    ) -> str:
+        """Append a command; its events carry ``correlation_id`` (by default its own id), which
+        tells which of two sends of one command id was the one decided."""
         self._counter += 1
         command_id = command_id or f"test:{match_id}:{self._counter}:{time.monotonic_ns()}"
-        command = new_command(stream_of(match_id), payload, command_id=command_id)
+        command = new_command(
+            stream_of(match_id), payload, command_id=command_id, correlation_id=correlation_id
+        )
         await self.log.append(topics.MATCH_COMMANDS, [CODEC.command_record(command)])
         return command_id
 
@@ -116,12 +172,12 @@ class MatchClient:
                 accepted.append(event)
         return accepted
 
-    async def state(self, match_id: str) -> MatchState:
+    async def state(self, match_id: str) -> MwMatch:
         state = MatchState()
         for event in await self.events(match_id):
             if event.type != REJECTED_TYPE:
                 state = apply(state, event)
-        return state
+        return MwMatch(state)
 
     async def answer(self, match_id: str, command_id: str, within: float = 20.0) -> Reply:
         deadline = time.monotonic() + within
@@ -157,7 +213,7 @@ class MatchClient:
             await asyncio.sleep(0.02)
 
 
-def scripted_move(state: MatchState, seed: int) -> Any:
+def scripted_move(state: MwMatch, seed: int) -> Any:
     """The move of the player on move, chosen by the engine's easy AI (a scripted client)."""
     seat = state.game.to_move
     move = choose_move(state.game, "easy", seed)
@@ -165,7 +221,7 @@ def scripted_move(state: MatchState, seed: int) -> Any:
 
 
 def ended(event: Event) -> bool:
-    return isinstance(event.payload, pb.GameEnded)
+    return isinstance(event.payload, match_pb2.MatchEnded)
 
 
 class MovableClock:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as pb
 from arena_match.verify import verify_log
 from arena_runtime import topics
 from arena_runtime.envelope import CODEC, Event, new_id
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 
 from tests.processes.arena_process import arena_env, free_port, run_to_exit
 from tests.services.match.harness import ALICE, MatchClient, ServiceUnderTest, create
@@ -69,7 +70,7 @@ async def test_arena_verify_exits_non_zero_with_a_report(tmp_path: Path) -> None
     async with ServiceUnderTest(tmp_path) as service:
         client = MatchClient(service.log)
         await client.command("cli", create("cli"))
-        await client.command("cli", pb.Resign(player_id=ALICE))
+        await client.command("cli", match_pb2.Resign(player_id=ALICE))
         await service.stop()
         env = arena_env(tmp_path, free_port())
         good = run_to_exit(["verify", "--strict"], env)

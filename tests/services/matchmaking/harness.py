@@ -1,7 +1,7 @@
 """Driving the matchmaking service at the command level, as the gateway does.
 
 A :class:`LobbyClient` appends commands to ``arena.commands.matchmaking`` and reads the answers
-back from the log (never from the service's memory), and reads the CreateMatch commands the
+back from the log (never from the service's memory), and reads the StartMatch commands the
 service sent to ``arena.commands.match``. A :class:`ServiceUnderTest` runs the whole service (its
 consumer groups, directory and timers) in this process over an event log.
 """
@@ -11,8 +11,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
+from arena_games.contract import Result, SeatResult, unpack
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as mw
 from arena_matchmaking.service import NAME, build_workers
 from arena_runtime import topics
 from arena_runtime.config import Settings
@@ -21,7 +24,7 @@ from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.host import Service
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.streams import REJECTED_TYPE, is_next
 
 WITHIN = 20.0
@@ -107,37 +110,75 @@ class LobbyClient:
         stream = f"match-{match_id}"
         return [CODEC.decode_command(v) for v in await self._records(topics.MATCH_COMMANDS, stream)]
 
-    async def create_match(self, match_id: str) -> mw.CreateMatch:
+    async def create_match(self, match_id: str) -> match_pb2.StartMatch:
         async def probe() -> list[Command]:
             return await self.match_commands(match_id)
 
-        commands = await eventually(probe, f"no CreateMatch for {match_id}")
+        commands = await eventually(probe, f"no StartMatch for {match_id}")
         return commands[0].payload
 
     async def end_match(self, match_id: str, winner: int = 1) -> None:
-        """Append the match's GameEnded, as the match service would."""
+        """Append the match's MatchEnded, as the match service would."""
+        result = Result(
+            "all_captured", tuple(SeatResult(s, 1 if s == winner else 2, 0) for s in (1, 2))
+        )
+        ended = result.to_proto(match_id, "maths-warriors", mw.GameEnded(winner=winner))
         event = Event(
             event_id=f"ended-{match_id}",
             stream=f"match-{match_id}",
             sequence=2,
-            type=mw.GameEnded.DESCRIPTOR.full_name,
-            payload=mw.GameEnded(winner=winner, reason="all_captured"),
+            type=match_pb2.MatchEnded.DESCRIPTOR.full_name,
+            payload=ended,
+            time=new_command("x", pb.Dequeue()).time,
+        )
+        await self.log.append(topics.MATCH_EVENTS, [CODEC.event_record(event)])
+
+    async def match_ended(self, match_id: str, ranks: dict[int, int], reason: str) -> None:
+        """Append the match's MatchEnded as the match service writes it since the game seam
+        (every seat's rank; no player ids: the room knows its seats)."""
+        ended = match_pb2.MatchEnded(
+            match_id=match_id,
+            game="maths-warriors",
+            reason=reason,
+            seats=[match_pb2.SeatResult(seat=s, rank=r, score=s) for s, r in ranks.items()],
+        )
+        event = Event(
+            event_id=f"ended-{match_id}",
+            stream=f"match-{match_id}",
+            sequence=2,
+            type=ended.DESCRIPTOR.full_name,
+            payload=ended,
             time=new_command("x", pb.Dequeue()).time,
         )
         await self.log.append(topics.MATCH_EVENTS, [CODEC.event_record(event)])
 
 
+def game_settings(start: match_pb2.StartMatch) -> mw.MathsWarriorsSettings:
+    """The Maths Warriors settings a StartMatch carries."""
+    return unpack(start.settings, mw.MathsWarriorsSettings)
+
+
 class ServiceUnderTest:
     """The whole matchmaking service in this process; start and stop it as often as needed."""
 
-    def __init__(self, event_log: EventLog, settings: Settings) -> None:
+    def __init__(
+        self,
+        event_log: EventLog,
+        settings: Settings,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
         self.log = event_log
         self.settings = settings
+        #: The service's clock (build_workers' own parameter); None: the real one.
+        self.clock = clock
         self.service: Service | None = None
 
     async def start(self) -> Service:
         await topics.ensure_topics(self.log, self.settings.partitions)
-        self.matchmaking, workers = build_workers(self.log, self.settings)
+        if self.clock is None:
+            self.matchmaking, workers = build_workers(self.log, self.settings)
+        else:
+            self.matchmaking, workers = build_workers(self.log, self.settings, self.clock)
         self.service = Service(NAME, workers)
         await self.service.start()
 

@@ -1,4 +1,4 @@
-"""The matchmaking service on the real broker: a room from CreateRoom to CreateMatch, a timer."""
+"""The matchmaking service on the real broker: a room from CreateRoom to StartMatch, a timer."""
 
 from __future__ import annotations
 

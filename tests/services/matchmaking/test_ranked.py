@@ -13,7 +13,7 @@ from arena_matchmaking.room_settings import checked_settings
 from arena_matchmaking.rooms import apply_all, decide_room, initial_room
 from arena_runtime.envelope import Command, new_command
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.streams import Answer, Rejection
 from google.protobuf.message import Message
 
@@ -22,7 +22,7 @@ BEN = Player("p_ben", "ben", pb.PLAYER_KIND_ACCOUNT)
 GUEST = Player("p_guest", "Guest_ABCD", pb.PLAYER_KIND_GUEST)
 OLD = Player("p_old", "Old")  # written before issue 5: no kind, so a guest
 CTX = LobbyContext(now_ms=1_000, room_cap=10)
-RANKED = pb.RoomSettings(mode=mw.MATCH_MODE_RANKED)
+RANKED = pb.RoomSettings(mode=match_pb2.MATCH_MODE_RANKED)
 RANKED_QUEUE = "queue-maths-warriors-ranked"
 REFUSED = Rejection(Code.RANKED_REQUIRES_ACCOUNTS, MESSAGE)
 
@@ -64,7 +64,7 @@ def test_only_an_account_opens_a_ranked_room() -> None:
     assert create(OLD) == REFUSED
     requested = create(ANN)
     assert not isinstance(requested, Rejection)
-    assert requested[0].settings.mode == mw.MATCH_MODE_RANKED
+    assert requested[0].settings.mode == match_pb2.MATCH_MODE_RANKED
 
 
 def test_a_ranked_room_takes_a_second_different_account_only() -> None:
@@ -76,12 +76,12 @@ def test_a_ranked_room_takes_a_second_different_account_only() -> None:
     assert not isinstance(joined, Rejection)
     started = joined[-1]
     assert isinstance(started, pb.RoomMatchStarted)
-    assert started.settings.mode == mw.MATCH_MODE_RANKED
+    assert started.settings.mode == match_pb2.MATCH_MODE_RANKED
     (create_match,) = follow_ups(
         new_command("room-K7PQ2", pb.JoinRoom(player=BEN.to_proto()), command_id="j"),
         Answer("j", "room-K7PQ2", events=(_event(started),)),
     )
-    assert create_match.payload.mode == mw.MATCH_MODE_RANKED
+    assert create_match.payload.mode == match_pb2.MATCH_MODE_RANKED
 
 
 def test_the_ranked_queue_pairs_accounts_into_a_ranked_match() -> None:
@@ -89,7 +89,7 @@ def test_the_ranked_queue_pairs_accounts_into_a_ranked_match() -> None:
 
     def enqueue(player: Player, cid: str) -> list[Message] | Rejection:
         command = pb.Enqueue(
-            player=player.to_proto(), game="maths-warriors", mode=mw.MATCH_MODE_RANKED
+            player=player.to_proto(), game="maths-warriors", mode=match_pb2.MATCH_MODE_RANKED
         )
         return decide_queue(queue, command, CTX, command_id=cid)
 
@@ -102,7 +102,7 @@ def test_the_ranked_queue_pairs_accounts_into_a_ranked_match() -> None:
     assert not isinstance(paired, Rejection) and isinstance(paired[-1], pb.PlayersPaired)
     command: Command = new_command(RANKED_QUEUE, pb.Enqueue(player=BEN.to_proto()), command_id="b")
     (create_match,) = follow_ups(command, Answer("b", RANKED_QUEUE, events=(_event(paired[-1]),)))
-    assert create_match.payload.mode == mw.MATCH_MODE_RANKED
+    assert create_match.payload.mode == match_pb2.MATCH_MODE_RANKED
 
 
 def test_casual_stays_open_to_guests_and_the_ai_is_never_ranked() -> None:
@@ -111,7 +111,9 @@ def test_casual_stays_open_to_guests_and_the_ai_is_never_ranked() -> None:
         initial_player(GUEST.player_id), casual, CTX, stream="player-p_guest", command_id="c"
     )
     assert not isinstance(decided, Rejection)
-    ai = pb.PlayAi(request_id="r", player=ANN.to_proto(), level=mw.AI_LEVEL_EASY, settings=RANKED)
+    ai = pb.PlayAi(
+        request_id="r", player=ANN.to_proto(), level=match_pb2.AI_LEVEL_EASY, settings=RANKED
+    )
     assert (
         decide_player(initial_player(ANN.player_id), ai, CTX, stream="player-p_ann", command_id="c")
         == REFUSED

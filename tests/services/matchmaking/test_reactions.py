@@ -7,6 +7,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from arena_games.contract import unpack
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as mw
 from arena_matchmaking.context import Player
 from arena_matchmaking.directory import DIRECTORY_GROUP, LobbyDirectory
 from arena_matchmaking.matchmaking import Matchmaking
@@ -21,7 +23,7 @@ from arena_runtime.eventlog import OutgoingRecord
 from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.streams import Answer, Rejection
 from google.protobuf.message import Message
 
@@ -80,19 +82,23 @@ def test_match_started_sends_create_match_once_per_match() -> None:
         "create:m1",
     )
     create = sent.payload
-    assert isinstance(create, mw.CreateMatch)
+    assert isinstance(create, match_pb2.StartMatch) and create.game == "maths-warriors"
     assert [s.player_id for s in create.seats] == ["p_b", "p_a"]
-    assert create.room_code == "ABCDE" and create.move_seconds == 30
+    game = unpack(create.settings, mw.MathsWarriorsSettings)
+    assert create.room_code == "ABCDE" and game.move_seconds == 30
 
 
 def test_ai_match_seats_the_ai_second() -> None:
     requested = pb.AiMatchRequested(
-        match_id="m2", player=player("p_a"), level=mw.AI_LEVEL_EASY, settings=default_settings()
+        match_id="m2",
+        player=player("p_a"),
+        level=match_pb2.AI_LEVEL_EASY,
+        settings=default_settings(),
     )
     (sent,) = follow_ups(command("player-p_a", pb.PlayAi()), answered("player-p_a", requested))
     seats = sent.payload.seats  # type: ignore[attr-defined]
-    assert [s.kind for s in seats] == [mw.SEAT_KIND_HUMAN, mw.SEAT_KIND_AI]
-    assert seats[1].ai_level == mw.AI_LEVEL_EASY and seats[1].player_id == "ai-easy"
+    assert [s.kind for s in seats] == [match_pb2.SEAT_KIND_HUMAN, match_pb2.SEAT_KIND_AI]
+    assert seats[1].policy == "easy" and seats[1].player_id == "ai-easy"
 
 
 def test_events_without_consequences_send_nothing() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from arena_games.maths_warriors.lobby import room, settings_in
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as mw
 from arena_matchmaking.context import LobbyContext, Player
 from arena_matchmaking.errors import LobbyErrorCode as Code
 from arena_matchmaking.ids import CODE_ALPHABET, is_room_code, match_id, room_code
@@ -15,7 +17,7 @@ from arena_matchmaking.players import (
 )
 from arena_matchmaking.queues import Queue, apply_queue, decide_queue, initial_queue
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.streams import Rejection
 from google.protobuf.message import Message
 from hypothesis import given
@@ -72,21 +74,25 @@ def test_create_room_picks_the_first_attempts_code_with_defaults_filled() -> Non
     assert isinstance(requested, pb.RoomRequested)
     assert requested.code == room_code("create-1", 0) and requested.attempt == 0
     assert requested.create_command_id == "create-1" and requested.request_id == "r1"
-    assert requested.settings.game_seconds == 720 and requested.settings.move_seconds == 30
-    assert requested.settings.ruleset.timeout_winner == "fewer_own_dice"
-    assert requested.settings.mode == mw.MATCH_MODE_CASUAL
+    game = settings_in(requested.settings)
+    assert game is not None and game.game_seconds == 720 and game.move_seconds == 30
+    assert game.ruleset.timeout_winner == "fewer_own_dice"
+    assert requested.settings.mode == match_pb2.MATCH_MODE_CASUAL
 
 
 @pytest.mark.parametrize(
     ("settings", "code"),
     [
-        (pb.RoomSettings(game_seconds=59), Code.INVALID_GAME_CLOCK),
-        (pb.RoomSettings(game_seconds=3601), Code.INVALID_GAME_CLOCK),
-        (pb.RoomSettings(move_seconds=121), Code.INVALID_MOVE_CLOCK),
-        (pb.RoomSettings(mode=mw.MATCH_MODE_RANKED), Code.RANKED_REQUIRES_ACCOUNTS),  # a guest
+        (room(game_seconds=59), Code.INVALID_GAME_CLOCK),
+        (room(game_seconds=3601), Code.INVALID_GAME_CLOCK),
+        (room(move_seconds=121), Code.INVALID_MOVE_CLOCK),
+        (
+            pb.RoomSettings(mode=match_pb2.MATCH_MODE_RANKED),
+            Code.RANKED_REQUIRES_ACCOUNTS,
+        ),  # a guest
         (pb.RoomSettings(mode=77), Code.MODE_NOT_AVAILABLE),
         (
-            pb.RoomSettings(ruleset=mw.MatchRuleset(timeout_winner="most_dice")),
+            room(ruleset=mw.MatchRuleset(timeout_winner="most_dice")),
             Code.INVALID_RULESET,
         ),
     ],
@@ -99,9 +105,9 @@ def test_bad_settings_are_refused(settings: pb.RoomSettings, code: Code) -> None
 @pytest.mark.parametrize(
     "settings",
     [
-        pb.RoomSettings(game_seconds=60, move_seconds=0),
-        pb.RoomSettings(game_seconds=3600, move_seconds=120, preview=True),
-        pb.RoomSettings(
+        room(game_seconds=60, move_seconds=0),
+        room(game_seconds=3600, move_seconds=120, preview=True),
+        room(
             ruleset=mw.MatchRuleset(
                 first_player_penalty="strength_and_mind",
                 timeout_winner="fewer_opponent_dice",
@@ -114,12 +120,14 @@ def test_bad_settings_are_refused(settings: pb.RoomSettings, code: Code) -> None
 def test_settings_at_the_limits_are_kept(settings: pb.RoomSettings) -> None:
     decided = player_decide(initial_player(ALICE.player_id), create(settings))
     assert not isinstance(decided, Rejection)
-    kept = decided[0].settings  # type: ignore[attr-defined]
+    kept = settings_in(decided[0].settings)  # type: ignore[attr-defined]
+    chosen = settings_in(settings)
+    assert kept is not None and chosen is not None
     for name in ("game_seconds", "move_seconds"):
-        if settings.HasField(name):
-            assert getattr(kept, name) == getattr(settings, name)
-    assert kept.preview == settings.preview
-    for name, value in settings.ruleset.ListFields():
+        if chosen.HasField(name):
+            assert getattr(kept, name) == getattr(chosen, name)
+    assert kept.preview == chosen.preview
+    for name, value in chosen.ruleset.ListFields():
         assert getattr(kept.ruleset, name.name) == value
 
 
@@ -186,16 +194,17 @@ def test_a_player_stream_remembers_only_its_latest_requests() -> None:
 
 def test_play_ai() -> None:
     lobby = initial_player(ALICE.player_id)
-    command = pb.PlayAi(request_id="r", player=ALICE.to_proto(), level=mw.AI_LEVEL_HARD)
+    command = pb.PlayAi(request_id="r", player=ALICE.to_proto(), level=match_pb2.AI_LEVEL_HARD)
     events = player_decide(lobby, command, "ai-1")
     assert not isinstance(events, Rejection)
     (started,) = events
     assert isinstance(started, pb.AiMatchRequested)
     assert started.match_id == match_id("player-p_alice", "ai-1")
-    assert started.level == mw.AI_LEVEL_HARD and started.settings.game_seconds == 720
+    assert started.level == match_pb2.AI_LEVEL_HARD and started.policy == "hard"
+    assert settings_in(started.settings).game_seconds == 720  # type: ignore[union-attr]
     bad = player_decide(lobby, pb.PlayAi(player=ALICE.to_proto()))
     assert isinstance(bad, Rejection) and bad.code == Code.INVALID_AI_LEVEL
-    clock = pb.PlayAi(player=ALICE.to_proto(), level=1, settings=pb.RoomSettings(move_seconds=500))
+    clock = pb.PlayAi(player=ALICE.to_proto(), level=1, settings=room(move_seconds=500))
     bad = player_decide(lobby, clock)
     assert isinstance(bad, Rejection) and bad.code == Code.INVALID_MOVE_CLOCK
 
@@ -208,7 +217,7 @@ def test_a_player_stream_takes_no_room_commands() -> None:
 # -- queues ---------------------------------------------------------------------------------
 
 
-def enqueue(player: Player, mode: int = mw.MATCH_MODE_CASUAL) -> pb.Enqueue:
+def enqueue(player: Player, mode: int = match_pb2.MATCH_MODE_CASUAL) -> pb.Enqueue:
     return pb.Enqueue(player=player.to_proto(), game="maths-warriors", mode=mode)
 
 
@@ -253,7 +262,7 @@ def test_queue_refusals() -> None:
     queue = queue_step(initial_queue(QUEUE), enqueue(ALICE), "q1")
     assert queue_refusal(queue, enqueue(ALICE)) == Code.ALREADY_QUEUED
     assert queue_refusal(queue, pb.Dequeue(player_id=BOB.player_id)) == Code.NOT_QUEUED
-    assert queue_refusal(queue, enqueue(BOB, mw.MATCH_MODE_RANKED)) == Code.UNKNOWN_QUEUE
+    assert queue_refusal(queue, enqueue(BOB, match_pb2.MATCH_MODE_RANKED)) == Code.UNKNOWN_QUEUE
     other_game = pb.Enqueue(player=BOB.to_proto(), game="digits")
     assert queue_refusal(queue, other_game) == Code.UNKNOWN_QUEUE
     assert queue_refusal(initial_queue("queue-x"), enqueue(BOB)) == Code.UNKNOWN_QUEUE

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from arena_games.maths_warriors.lobby import settings_in
 from arena_matchmaking.context import LobbyContext, Player
 from arena_matchmaking.errors import LobbyErrorCode as Code
 from arena_matchmaking.ids import match_id
@@ -72,7 +73,7 @@ def test_join_starts_a_match_with_host_in_seat_one() -> None:
     assert [s.player_id for s in started.seats] == [HOST.player_id, GUEST.player_id]
     assert started.match_id == match_id(STREAM, "join")
     assert started.code == CODE and started.number == 1
-    assert started.settings.game_seconds == 720
+    assert settings_in(started.settings).game_seconds == 720  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(

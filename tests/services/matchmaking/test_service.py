@@ -1,4 +1,4 @@
-"""The matchmaking service over the embedded log: commands in, events and CreateMatch out."""
+"""The matchmaking service over the embedded log: commands in, events and StartMatch out."""
 
 from __future__ import annotations
 
@@ -6,16 +6,22 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from arena_games.maths_warriors.lobby import room
 from arena_matchmaking.ids import room_code
 from arena_runtime.config import Settings, load_settings
 from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.factory import open_event_log
-from arena_runtime.proto_gen.arena.v1 import envelope_pb2
+from arena_runtime.proto_gen.arena.v1 import envelope_pb2, match_pb2
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
 from prometheus_client import REGISTRY
 
-from tests.services.matchmaking.harness import LobbyClient, ServiceUnderTest, eventually, player
+from tests.services.matchmaking.harness import (
+    LobbyClient,
+    ServiceUnderTest,
+    eventually,
+    game_settings,
+    player,
+)
 
 QUEUE = "queue-maths-warriors-casual"
 
@@ -57,19 +63,20 @@ async def create_room(
 async def test_create_join_sends_create_match(tmp_path: Path, event_log: EventLog) -> None:
     client = LobbyClient(event_log)
     async with ServiceUnderTest(event_log, settings_for(tmp_path)):
-        chosen = pb.RoomSettings(game_seconds=300, move_seconds=10, preview=True)
+        chosen = room(game_seconds=300, move_seconds=10, preview=True)
         opened = await create_room(client, "p_alice", chosen, cid="create-alice")
         assert opened.code == room_code("create-alice", 0)
         joined = await client.command(f"room-{opened.code}", pb.JoinRoom(player=player("p_bob")))
         assert isinstance(joined[0], pb.RoomJoined) and isinstance(joined[1], pb.RoomMatchStarted)
         create = await client.create_match(joined[1].match_id)
         assert [(s.player_id, s.kind) for s in create.seats] == [
-            ("p_alice", mw.SEAT_KIND_HUMAN),
-            ("p_bob", mw.SEAT_KIND_HUMAN),
+            ("p_alice", match_pb2.SEAT_KIND_HUMAN),
+            ("p_bob", match_pb2.SEAT_KIND_HUMAN),
         ]
-        assert create.game_seconds == 300 and create.move_seconds == 10 and create.preview
-        assert create.room_code == opened.code and create.mode == mw.MATCH_MODE_CASUAL
-        assert create.ruleset.first_player_penalty == "strength_only"
+        game = game_settings(create)
+        assert game.game_seconds == 300 and game.move_seconds == 10 and game.preview
+        assert create.room_code == opened.code and create.mode == match_pb2.MATCH_MODE_CASUAL
+        assert game.ruleset.first_player_penalty == "strength_only"
         # A third player finds the room full; the host cannot create another room meanwhile.
         third = await client.command(f"room-{opened.code}", pb.JoinRoom(player=player("p_carol")))
         assert third[0].code == "room_full"
@@ -160,7 +167,7 @@ async def test_room_cap(tmp_path: Path, event_log: EventLog) -> None:
 async def test_quick_match_pairs_in_arrival_order(tmp_path: Path, event_log: EventLog) -> None:
     client = LobbyClient(event_log)
     async with ServiceUnderTest(event_log, settings_for(tmp_path)):
-        enqueue = pb.Enqueue(game="maths-warriors", mode=mw.MATCH_MODE_CASUAL)
+        enqueue = pb.Enqueue(game="maths-warriors", mode=match_pb2.MATCH_MODE_CASUAL)
         for name in ("p_a", "p_b", "p_c"):
             enqueue.player.CopyFrom(player(name))
             await client.command(QUEUE, enqueue)
@@ -168,7 +175,7 @@ async def test_quick_match_pairs_in_arrival_order(tmp_path: Path, event_log: Eve
         assert [p.player_id for p in paired.players] == ["p_a", "p_b"]
         create = await client.create_match(paired.match_id)
         assert [s.player_id for s in create.seats] == ["p_a", "p_b"]
-        assert create.game_seconds == 720 and create.room_code == ""
+        assert game_settings(create).game_seconds == 720 and create.room_code == ""
         # p_c still waits, so may not open a room; after leaving the queue they may.
         refused = await client.command("player-p_c", pb.CreateRoom(host=player("p_c")))
         assert refused[0].code == "already_queued"
@@ -180,12 +187,12 @@ async def test_quick_match_pairs_in_arrival_order(tmp_path: Path, event_log: Eve
 async def test_play_ai(tmp_path: Path, event_log: EventLog) -> None:
     client = LobbyClient(event_log)
     async with ServiceUnderTest(event_log, settings_for(tmp_path)):
-        command = pb.PlayAi(request_id="r", player=player("p_a"), level=mw.AI_LEVEL_MEDIUM)
+        command = pb.PlayAi(request_id="r", player=player("p_a"), level=match_pb2.AI_LEVEL_MEDIUM)
         (requested,) = await client.command("player-p_a", command)
         create = await client.create_match(requested.match_id)
         assert create.seats[0].player_id == "p_a"
-        assert create.seats[1].kind == mw.SEAT_KIND_AI
-        assert create.seats[1].ai_level == mw.AI_LEVEL_MEDIUM
+        assert create.seats[1].kind == match_pb2.SEAT_KIND_AI
+        assert create.seats[1].policy == "medium"
 
 
 async def test_rematch_after_the_match_ends(tmp_path: Path, event_log: EventLog) -> None:
@@ -204,6 +211,25 @@ async def test_rematch_after_the_match_ends(tmp_path: Path, event_log: EventLog)
         create = await client.create_match(rematch.match_id)
         assert [s.player_id for s in create.seats] == ["p_bob", "p_alice"]
         assert create.room_code == opened.code
+
+
+async def test_a_room_reads_the_seam_s_match_ended(tmp_path: Path, event_log: EventLog) -> None:
+    """The game-neutral end (ranks, no player ids) finishes the room as a legacy GameEnded
+    does: the winner is the seat ranked first alone, named from the room's seats."""
+    client = LobbyClient(event_log)
+    async with ServiceUnderTest(event_log, settings_for(tmp_path)):
+        opened = await create_room(client, "p_alice")
+        room = f"room-{opened.code}"
+        _, started = await client.command(room, pb.JoinRoom(player=player("p_bob")))
+        await client.match_ended(started.match_id, {1: 2, 2: 1}, "timeout")
+        finished = await client.wait_event(room, pb.RoomMatchFinished)
+        assert (finished.match_id, finished.reason, finished.winner) == (
+            started.match_id,
+            "timeout",
+            2,
+        )
+        assert finished.winner_player_id == started.seats[1].player_id
+        assert [(s.seat, s.rank) for s in finished.seats] == [(1, 2), (2, 1)]
 
 
 async def test_timers_fire_after_a_restart(tmp_path: Path, event_log: EventLog) -> None:
@@ -256,3 +282,47 @@ async def test_two_instances_share_the_partitions_cap_and_timers(
             assert [type(e.payload) for e in events] == [pb.RoomOpened, pb.RoomClosed]
         # The codes are free again, so the cap is too.
         await create_room(client, "p_x")
+
+
+async def test_one_live_match_per_player(tmp_path: Path, event_log: EventLog) -> None:
+    """Issue 12, item 3: moves name no match, so a player has one live match at a time; the
+    matchmaking service refuses a second (play_ai, a room, the queue, a rematch) until the first
+    ends."""
+    client = LobbyClient(event_log)
+    rejected = envelope_pb2.CommandRejected
+
+    def play_ai(who: str, n: int) -> pb.PlayAi:
+        return pb.PlayAi(request_id=f"r{n}", player=player(who), level=match_pb2.AI_LEVEL_EASY)
+
+    async with ServiceUnderTest(event_log, settings_for(tmp_path)):
+        # In a waiting room, then in its game: no AI game.
+        opened = await create_room(client, "p_host")
+        (refused,) = await client.command("player-p_host", play_ai("p_host", 1))
+        assert isinstance(refused, rejected) and refused.code == "already_in_room"
+        room_stream = f"room-{opened.code}"
+        _, started = await client.command(room_stream, pb.JoinRoom(player=player("p_join")))
+        (refused,) = await client.command("player-p_join", play_ai("p_join", 2))
+        assert isinstance(refused, rejected) and refused.code == "already_in_room"
+        # In an AI game: no second one, no room, no queue.
+        (solo,) = await client.command("player-p_solo", play_ai("p_solo", 3))
+        assert isinstance(solo, pb.AiMatchRequested)
+        for stream, payload in (
+            ("player-p_solo", play_ai("p_solo", 4)),
+            ("player-p_solo", pb.CreateRoom(request_id="c", host=player("p_solo"))),
+            (QUEUE, pb.Enqueue(player=player("p_solo"), game="maths-warriors")),
+        ):
+            (refused,) = await client.command(stream, payload)
+            assert isinstance(refused, rejected) and refused.code == "already_in_match", payload
+        # The room's game ends; one of its players starts an AI game: no rematch meanwhile.
+        await client.end_match(started.match_id)
+        await client.wait_event(room_stream, pb.RoomMatchFinished)
+        (ai_game,) = await client.command("player-p_join", play_ai("p_join", 5))
+        assert isinstance(ai_game, pb.AiMatchRequested)
+        await client.command(room_stream, pb.RematchRequest(player_id="p_host"))
+        (refused,) = await client.command(room_stream, pb.RematchAccept(player_id="p_join"))
+        assert isinstance(refused, rejected) and refused.code == "already_in_match"
+        # Its end, as the match service writes it, frees the player.
+        await client.end_match(solo.match_id)
+        await client.wait_event("player-p_solo", pb.PlayerMatchEnded)
+        (again,) = await client.command("player-p_solo", play_ai("p_solo", 6))
+        assert isinstance(again, pb.AiMatchRequested)

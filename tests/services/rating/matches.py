@@ -8,6 +8,7 @@ match service: the tests drive ``arena.match.events`` directly, as the contract 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from arena_engine.maths_warriors import (
@@ -24,20 +25,23 @@ from arena_engine.maths_warriors import (
     decide,
 )
 from arena_engine.maths_warriors import Event as EngineEvent
+from arena_games.maths_warriors import wire as mw_schema
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as mw
 from arena_runtime import topics
-from arena_runtime.envelope import CODEC, Event, new_id
+from arena_runtime.envelope import Codec, Event, Schemas, new_id
 from arena_runtime.eventlog import EventLog
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
-from arena_runtime.schemas import maths_warriors as mw_schema
+from arena_runtime.proto_gen.arena.v1 import match_pb2
+from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
+from arena_runtime.schemas import match as match_schemas
 
 T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
 
 
-def seat(player_id: str, *, ai: bool = False) -> mw.MatchSeat:
-    return mw.MatchSeat(
+def seat(player_id: str, *, ai: bool = False) -> match_pb2.MatchSeat:
+    return match_pb2.MatchSeat(
         player_id=player_id,
         display_name=player_id.upper(),
-        kind=mw.SEAT_KIND_AI if ai else mw.SEAT_KIND_HUMAN,
+        kind=match_pb2.SEAT_KIND_AI if ai else match_pb2.SEAT_KIND_HUMAN,
     )
 
 
@@ -80,9 +84,22 @@ def play(rng: random.Random, *, max_moves: int = 12) -> list[EngineEvent]:
     return events
 
 
+def legacy_codec() -> Codec:
+    """A codec that writes Maths Warriors' match records as they were written before the game
+    seam (``MatchCreated`` and ``GameEnded`` types of their own), which the services read
+    through the seam as ``MatchOpened`` and ``MatchEnded``: these tests rate a log of that era."""
+    schemas = Schemas()
+    match_schemas.register(schemas)
+    schemas.add_messages((mw.MatchCreated, *mw_schema.EVENTS))
+    return Codec(schemas)
+
+
+LEGACY = legacy_codec()
+
+
 def match_events(
     match_id: str,
-    seats: tuple[mw.MatchSeat, mw.MatchSeat],
+    seats: tuple[match_pb2.MatchSeat, match_pb2.MatchSeat],
     mode: int,
     game: list[EngineEvent],
     start: datetime = T0,
@@ -101,7 +118,7 @@ def match_events(
             event_id=new_id(),
             stream=stream,
             sequence=number,
-            type=CODEC.schemas.type_of(payload),
+            type=LEGACY.schemas.type_of(payload),
             payload=payload,
             time=start + timedelta(seconds=number),
             causation_id=f"cmd-{match_id}-{number}",
@@ -112,4 +129,32 @@ def match_events(
 
 
 async def append(log: EventLog, events: list[Event]) -> None:
-    await log.append(topics.MATCH_EVENTS, [CODEC.event_record(e) for e in events])
+    await log.append(topics.MATCH_EVENTS, [LEGACY.event_record(e) for e in events])
+
+
+@dataclass(frozen=True)
+class Sides:
+    """A two-seat result (version 2 of the rating payloads) read as winner and loser."""
+
+    winner: pb.LadderPlayer
+    loser: pb.LadderPlayer
+    winner_before: int = 0
+    winner_after: int = 0
+    loser_before: int = 0
+    loser_after: int = 0
+
+    @property
+    def delta(self) -> int:
+        return self.winner_after - self.winner_before
+
+
+def sides(payload: pb.RateMatch | pb.MatchRated | pb.MatchRecorded) -> Sides:
+    """The winner (ranked 1) and the loser of a two-seat result, with their ratings if rated."""
+    if isinstance(payload, pb.MatchRated):
+        rated = sorted(payload.seats, key=lambda s: s.player.rank)
+        assert [s.player.rank for s in rated] == [1, 2]
+        won, lost = rated
+        return Sides(won.player, lost.player, won.before, won.after, lost.before, lost.after)
+    seats = sorted(payload.seats, key=lambda s: s.rank)
+    assert [s.rank for s in seats] == [1, 2]
+    return Sides(seats[0], seats[1])

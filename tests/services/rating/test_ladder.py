@@ -17,6 +17,8 @@ from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
 from arena_runtime.schemas.rating import ladder_stream, rate_command_id
 from arena_runtime.streams import Rejection, fold
 
+from tests.services.rating.matches import sides
+
 LADDER = ladder_stream("maths-warriors")
 T0 = datetime(2026, 11, 30, tzinfo=UTC)
 
@@ -68,10 +70,12 @@ def test_a_ranked_win_moves_both_ratings_by_the_engines_elo() -> None:
     state = ladder.initial(LADDER)
     (rated,) = play(state, request("m1"))
     assert isinstance(rated, pb.MatchRated)
+    rated = sides(rated)
     assert (rated.winner_before, rated.loser_before, rated.delta) == (1000, 1000, 12)
     assert (rated.winner_after, rated.loser_after) == (1012, 988)
     assert state.ratings == {"p_a": 1012, "p_b": 988}
     (second,) = play(state, request("m2", "p_b", "p_a"))
+    second = sides(second)
     expected = elo.elo_maths_warriors(988, 1012)
     assert (second.delta, second.winner_after, second.loser_after) == (
         expected.delta,
@@ -84,13 +88,14 @@ def test_a_ranked_win_moves_both_ratings_by_the_engines_elo() -> None:
 def test_forfeits_and_timeouts_are_rated_like_any_win(reason: str) -> None:
     (rated,) = play(ladder.initial(LADDER), request("m1", reason=reason))
     assert isinstance(rated, pb.MatchRated)
-    assert (rated.delta, rated.reason) == (12, reason)
+    assert (sides(rated).delta, rated.reason) == (12, reason)
 
 
 def test_the_loser_never_drops_below_the_floor() -> None:
     state = ladder.initial(LADDER)
     state.ratings.update({"p_a": 300, "p_b": 105})
     (rated,) = play(state, request("m1", "p_a", "p_b"))
+    rated = sides(rated)
     assert rated.loser_after == elo.MW_FLOOR
     assert rated.winner_after == 300 + rated.delta
     assert state.rating("p_b") == 100

@@ -7,6 +7,7 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
+from arena_games.registry import READING
 from arena_rating.projections import rating_projections
 from arena_rating.results import MatchSoFar, rate_match
 from arena_rating.service import ladder_runner
@@ -15,7 +16,7 @@ from arena_runtime.config import Settings
 from arena_runtime.envelope import CODEC, new_command, new_id
 from arena_runtime.eventlog import OutgoingRecord
 from arena_runtime.eventlog.factory import open_event_log
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.readmodels.tables import match_events, match_index, rating_history
 from arena_runtime.schemas.rating import ladder_stream, rate_command_id
 from arena_runtime.sql import ProjectionRunner, create_engine, session_factory, upgrade_head
@@ -36,16 +37,16 @@ async def test_batches_equal_single_records_and_only_next_events_count(tmp_path:
         streams = []
         for number in range(12):
             a, b = rng.sample(["p_a", "p_b", "p_c", "p_d"], 2)
-            mode = mw.MATCH_MODE_RANKED if number % 3 else mw.MATCH_MODE_CASUAL
+            mode = match_pb2.MATCH_MODE_RANKED if number % 3 else match_pb2.MATCH_MODE_CASUAL
             seats = (matches.seat(a), matches.seat(b))
             stream = matches.match_events(f"m{number}", seats, mode, matches.play(rng))
             streams.append(stream)
             await matches.append(log, stream)
             so_far = MatchSoFar()
             for event in stream:
-                so_far.admit(event)
-            assert so_far.created is not None and so_far.ended is not None
-            rate = rate_match(so_far.created, so_far.ended)
+                so_far.admit(READING.decode_event(matches.LEGACY.encode_event(event)))
+            assert so_far.opened is not None and so_far.ended is not None
+            rate = rate_match(so_far.opened, so_far.ended)
             assert rate is not None
             await runner.handle(new_command(LADDER, rate, command_id=rate_command_id(f"m{number}")))
         # A duplicate delivery, a zombie's event on a taken number, and a record that is no event.

@@ -11,6 +11,8 @@ from typing import Annotated
 import httpx
 import pytest
 from arena_engine.maths_warriors import GameState, replay
+from arena_games.maths_warriors import wire as mw_schema
+from arena_games.registry import READING, STANDARD
 from arena_gateway.read_api import create_read_router
 from arena_rating.projections import rating_projections
 from arena_rating.results import MatchSoFar, rate_match
@@ -19,9 +21,8 @@ from arena_runtime import topics
 from arena_runtime.config import Settings
 from arena_runtime.envelope import new_command
 from arena_runtime.eventlog.factory import open_event_log
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
-from arena_runtime.schemas import maths_warriors as mw_schema
 from arena_runtime.schemas.rating import ladder_stream, rate_command_id
 from arena_runtime.sql import create_engine, session_factory, upgrade_head
 from arena_runtime.sql.rebuild import runners
@@ -38,7 +39,10 @@ bearer = HTTPBearer(auto_error=False)
 async def principal(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> str:
-    """Stands in for the gateway's session lookup: one token is valid."""
+    """Stands in for the gateway's session lookup: TOKEN is p_reader's, ``as-<id>`` that
+    player's."""
+    if credentials is not None and credentials.credentials.startswith("as-p_"):
+        return credentials.credentials.removeprefix("as-")
     if credentials is None or credentials.credentials != TOKEN:
         raise HTTPException(401, "a valid bearer token is required")
     return "p_reader"
@@ -54,6 +58,10 @@ def ranked(match_id: str, winner: str, loser: str, ended_at_ms: int) -> pb.RateM
         reason="all_captured",
         ended_at_ms=ended_at_ms,
     )
+
+
+def final_winner(stream: list) -> int:
+    return int(stream[-1].payload.winner)
 
 
 @pytest.fixture
@@ -75,13 +83,13 @@ async def client(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, list]
         # A real game, logged as the match service logs it, recorded casual.
         game = matches.play(random.Random(3))
         seats = (matches.seat("p_a"), matches.seat("ai-easy", ai=True))
-        stream = matches.match_events("m5", seats, mw.MATCH_MODE_CASUAL, game)
+        stream = matches.match_events("m5", seats, match_pb2.MATCH_MODE_CASUAL, game)
         await matches.append(log, stream)
         so_far = MatchSoFar()
         for event in stream:
-            so_far.admit(event)
-        assert so_far.created is not None and so_far.ended is not None
-        results.append(rate_match(so_far.created, so_far.ended))
+            so_far.admit(READING.decode_event(matches.LEGACY.encode_event(event)))
+        assert so_far.opened is not None and so_far.ended is not None
+        results.append(rate_match(so_far.opened, so_far.ended))
         for result in results:
             answer = await runner.handle(
                 new_command(LADDER, result, command_id=rate_command_id(result.match_id))
@@ -100,6 +108,25 @@ async def client(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, list]
         ) as http:
             yield http, stream
     await engine.dispose()
+
+
+async def test_the_games_are_the_registry_s_with_their_seats_and_room_forms(client) -> None:
+    http, _ = client
+    answer = await http.get("/v1/games")
+    assert answer.status_code == 200
+    games = {g["name"]: g for g in answer.json()["games"]}
+    assert tuple(games) == tuple(STANDARD.names())
+    for module in STANDARD:
+        shown = games[module.name]
+        assert shown["seats"]["seats"] == module.seats.seats
+        assert shown["seats"]["scripted_policies"] == list(module.seats.scripted_policies)
+        # The defaults are a form the game takes back as they are.
+        module.lobby.from_form(module.lobby.form.model_validate(shown["defaults"]))
+        assert set(shown["defaults"]) <= set(shown["form"]["properties"])
+    matrix = games["matrix-games"]
+    assert matrix["seats"]["default_fill"] == "counter"
+    variant = matrix["form"]["properties"]["variant"]["anyOf"][0]
+    assert "stag-hunt" in variant["examples"]
 
 
 async def test_profile_counts_every_game_and_rates_only_ranked_ones(client) -> None:
@@ -177,13 +204,18 @@ async def test_a_match_log_and_its_replay_are_the_logged_events_and_the_engines_
     http, stream = client
     log = (await http.get("/v1/matches/m5/events")).json()
     assert [e["sequence"] for e in log["events"]] == [e.sequence for e in stream]
-    assert [e["type"] for e in log["events"]] == [e.type for e in stream]
+    # The log as read through the seam: a record written before it (MatchCreated, GameEnded)
+    # is shown as the type it reads as (MatchOpened, MatchEnded), its payload in that shape.
+    read = [READING.decode_event(matches.LEGACY.encode_event(e)) for e in stream]
+    assert [e["type"] for e in log["events"]] == [e.type for e in read]
     assert log["status"] == "over" and log["mode"] == "casual"
     assert log["seats"][1] == {
         "seat": 2,
         "player_id": "ai-easy",
         "display_name": "AI-EASY",
         "ai": True,
+        "kind": "ai",
+        "rank": 1 if final_winner(stream) == 2 else 2,
     }
     states = (await http.get("/v1/matches/m5/replay")).json()["states"]
     engine_events = [mw_schema.event_from_proto(e.payload) for e in stream[1:]]
@@ -248,6 +280,14 @@ def test_the_openapi_document_describes_every_route() -> None:
         "/v1/matches/{match_id}/events",
         "/v1/matches/{match_id}/replay",
         "/v1/leaderboards/{game}",
+        "/v1/leaderboards/{game}/seasons/{season}",
+        "/v1/statistics/{game}/{board}",
+        "/v1/players/{player_id}/credits",
+        "/v1/players/{player_id}/credits/ledger",
+        "/v1/leaderboards/{game}/daily/{day}",
+        "/v1/rooms/{code}/standings/{game}",
+        "/v1/games",
+        "/v1/players/{player_id}/ghost-sharing",
     }
     for item in paths.values():
         operation = item["get"]

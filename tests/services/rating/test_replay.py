@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from arena_engine import rating as elo
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_games.registry import ladder_tier
 from arena_rating import ladder
 from arena_rating.projections import rating_projections
 from arena_rating.service import build_service, ladder_runner
@@ -21,7 +23,7 @@ from arena_runtime.config import Settings
 from arena_runtime.envelope import CODEC, Event, new_id
 from arena_runtime.eventlog import EventLog
 from arena_runtime.host import Runtime, Service, open_runtime
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
 from arena_runtime.readmodels import queries
 from arena_runtime.readmodels.tables import rating_players
@@ -58,10 +60,10 @@ def games(rng: random.Random, count: int) -> list[list[Event]]:
         kind = rng.random()
         if kind < 0.15:
             seats = (matches.seat(a), matches.seat("ai-hard", ai=True))
-            mode = mw.MATCH_MODE_CASUAL
+            mode = match_pb2.MATCH_MODE_CASUAL
         else:
             seats = (matches.seat(a), matches.seat(b))
-            mode = mw.MATCH_MODE_CASUAL if kind < 0.3 else mw.MATCH_MODE_RANKED
+            mode = match_pb2.MATCH_MODE_CASUAL if kind < 0.3 else match_pb2.MATCH_MODE_RANKED
         match_id = f"g{number:03d}-{secrets.token_hex(3)}"
         streams.append(matches.match_events(match_id, seats, mode, matches.play(rng)))
     return streams
@@ -106,9 +108,7 @@ async def run_service(runtime: Runtime, until: Callable[[], Awaitable[bool]], wh
         await service.stop()
 
 
-async def check_replay(
-    settings: Settings, partitions: int, count: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def check_replay(settings: Settings, count: int, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(5)
     streams = games(rng, count)
     thirds = [
@@ -118,7 +118,7 @@ async def check_replay(
     ]
     async with open_runtime(settings) as runtime:
         log = runtime.log
-        await topics.ensure_topics(log, partitions)
+        await topics.ensure_topics(log, settings.partitions)
         sessions = session_factory(runtime.db)
         projections = rating_projections(settings)
         live = runners(settings, log, sessions, projections)
@@ -168,9 +168,9 @@ async def check_replay(
         }
         ratings: dict[str, int] = {}
         for event in ladder_events:
-            payload = event.payload
-            assert payload.winner.player_id == winners[payload.match_id]
-            if isinstance(payload, pb.MatchRated):
+            payload = matches.sides(event.payload)
+            assert payload.winner.player_id == winners[event.payload.match_id]
+            if isinstance(event.payload, pb.MatchRated):
                 w, lo = payload.winner.player_id, payload.loser.player_id
                 result = elo.elo_maths_warriors(ratings.get(w, 1000), ratings.get(lo, 1000))
                 assert (payload.winner_after, payload.loser_after) == (
@@ -183,7 +183,9 @@ async def check_replay(
 
         # The read side shows the same ratings.
         async with sessions() as session:
-            board = await queries.leaderboard(session, "maths-warriors", limit=100)
+            board = await queries.leaderboard(
+                session, "maths-warriors", tier=ladder_tier, limit=100
+            )
             assert {e.player_id: e.rating for e in board.entries} == state.ratings
             assert [e.rank for e in board.entries] == list(range(1, len(board.entries) + 1))
             assert len(live_tables["match_index"]) == count
@@ -219,7 +221,7 @@ async def check_replay(
 async def test_replay_equals_live_on_the_embedded_log_and_sqlite(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await check_replay(Settings(data_dir=tmp_path), 4, 45, monkeypatch)
+    await check_replay(Settings(data_dir=tmp_path, partitions=4), 45, monkeypatch)
 
 
 @pytest.mark.kafka
@@ -234,5 +236,6 @@ async def test_replay_equals_live_on_the_broker_and_postgresql(
         database_url=url,
         kafka_bootstrap=request.getfixturevalue("kafka_bootstrap"),
         topic_prefix=f"{request.getfixturevalue('topic_prefix')}{secrets.token_hex(3)}.",
+        partitions=2,
     )
-    await check_replay(settings, 2, 24, monkeypatch)
+    await check_replay(settings, 24, monkeypatch)

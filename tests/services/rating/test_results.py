@@ -7,13 +7,15 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_games.registry import READING
 from arena_rating.results import ResultReader
 from arena_runtime import topics
 from arena_runtime.config import Settings
 from arena_runtime.envelope import CODEC, Command, Event, new_id
 from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.factory import open_event_log
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
 
 from tests.services.rating import matches
@@ -28,11 +30,12 @@ async def commands(log: EventLog) -> list[Command]:
 
 
 async def feed(reader: ResultReader, log: EventLog, events: list[Event]) -> None:
-    """Hand the reader the records of these events as the consume loop would, in log order."""
+    """Hand the reader the records of these events as the consume loop would (decoded through
+    the seam, as the service's event worker does), in log order."""
     wanted = {e.event_id for e in events}
     for partition, end in (await log.end_offsets(topics.MATCH_EVENTS)).items():
         for record in await log.read(topics.MATCH_EVENTS, partition, 0, max(end, 1)):
-            event = CODEC.decode_event(record.value)
+            event = READING.decode_event(record.value)
             if event.event_id in wanted:
                 await reader.handle(event, record)
 
@@ -40,7 +43,7 @@ async def feed(reader: ResultReader, log: EventLog, events: list[Event]) -> None
 def ranked_game(match_id: str, seed: int) -> list[Event]:
     seats = (matches.seat("p_a"), matches.seat("p_b"))
     return matches.match_events(
-        match_id, seats, mw.MATCH_MODE_RANKED, matches.play(random.Random(seed))
+        match_id, seats, match_pb2.MATCH_MODE_RANKED, matches.play(random.Random(seed))
     )
 
 
@@ -55,8 +58,9 @@ async def test_one_command_per_finished_match_even_after_a_restart(tmp_path: Pat
         assert sent.command_id == "rate:m1" and sent.stream == "ladder-maths-warriors"
         rate: pb.RateMatch = sent.payload
         ended: mw.GameEnded = game[-1].payload
-        assert rate.winner.player_id == ended.winner_player_id
-        assert {rate.winner.player_id, rate.loser.player_id} == {"p_a", "p_b"}
+        two = matches.sides(rate)
+        assert two.winner.player_id == ended.winner_player_id
+        assert {two.winner.player_id, two.loser.player_id} == {"p_a", "p_b"}
         assert (rate.mode, rate.reason, rate.game) == ("ranked", ended.reason, "maths-warriors")
 
         # A restarted reader resumes after the match started: it folds the match from the log.
@@ -66,7 +70,7 @@ async def test_one_command_per_finished_match_even_after_a_restart(tmp_path: Pat
         await feed(restarted, log, second[-2:])
         rates = [c.payload for c in await commands(log)]
         assert [r.match_id for r in rates] == ["m1", "m2"]
-        assert rates[1].winner.player_id == second[-1].payload.winner_player_id
+        assert matches.sides(rates[1]).winner.player_id == second[-1].payload.winner_player_id
 
         # A redelivered GameEnded, and a zombie's GameEnded on a taken sequence number: nothing.
         flipped = mw.GameEnded()
@@ -80,7 +84,9 @@ async def test_one_command_per_finished_match_even_after_a_restart(tmp_path: Pat
         # (the restarted reader folded m1 from the log: the same command id, which the ladder
         # answers once; the zombie's winner was never sent)
         assert {
-            c.payload.winner.player_id for c in await commands(log) if c.payload.match_id == "m1"
+            matches.sides(c.payload).winner.player_id
+            for c in await commands(log)
+            if c.payload.match_id == "m1"
         } == {game[-1].payload.winner_player_id}
 
 
@@ -114,6 +120,8 @@ async def test_a_restart_amid_many_games_reads_each_partition_once(tmp_path: Pat
         sent = {c.payload.match_id: c.payload for c in await commands(log)}
         assert set(sent) == {f"m{n}" for n in range(8)}
         for n, game in enumerate(games):
-            assert sent[f"m{n}"].winner.player_id == game[-1].payload.winner_player_id
+            assert matches.sides(sent[f"m{n}"]).winner.player_id == (
+                game[-1].payload.winner_player_id
+            )
         assert counting.reads <= 2  # one scan of each partition
         assert restarted.matches == {}

@@ -16,7 +16,7 @@ from arena_runtime import topics
 from arena_runtime.config import Settings
 from arena_runtime.envelope import CODEC, new_command
 from arena_runtime.eventlog.factory import open_event_log
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 
 from tests.e2e.client import Player
 from tests.e2e.games import Mirror, play_to_the_end
@@ -96,8 +96,8 @@ async def test_a_casual_game_is_in_both_histories_unrated(url: str) -> None:
 
     log = await read(url, host.token, f"/v1/matches/{match_id}/events")
     assert log["status"] == "over" and log["winner"] == over["winner"]
-    assert log["events"][0]["type"] == "arena.v1.MatchCreated"
-    assert log["events"][-1]["type"] == "arena.v1.GameEnded"
+    assert log["events"][0]["type"] == "arena.v1.MatchOpened"
+    assert log["events"][-1]["type"] == "arena.v1.MatchEnded"
     assert [e["sequence"] for e in log["events"]] == list(range(1, len(log["events"]) + 1))
     replay = await read(url, guest.token, f"/v1/matches/{match_id}/replay")
     final = replay["states"][-1]
@@ -135,11 +135,17 @@ async def test_a_ranked_game_of_the_match_service_is_rated(url: str, settings: S
     match_id = secrets.token_hex(16)
     stream = f"match-{match_id}"
     seats = [
-        mw.MatchSeat(player_id=p, display_name=p.upper(), kind=mw.SEAT_KIND_HUMAN) for p in (a, b)
+        match_pb2.MatchSeat(player_id=p, display_name=p.upper(), kind=match_pb2.SEAT_KIND_HUMAN)
+        for p in (a, b)
     ]
-    create = mw.CreateMatch(match_id=match_id, seats=seats, mode=mw.MATCH_MODE_RANKED)
+    create = match_pb2.StartMatch(
+        match_id=match_id, game="maths-warriors", seats=seats, mode=match_pb2.MATCH_MODE_RANKED
+    )
     async with open_event_log(settings) as log:
-        for payload, command_id in ((create, f"create:{match_id}"), (mw.Resign(player_id=b), "r")):
+        for payload, command_id in (
+            (create, f"create:{match_id}"),
+            (match_pb2.Resign(player_id=b), "r"),
+        ):
             command = new_command(stream, payload, command_id=command_id)
             await log.append(topics.MATCH_COMMANDS, [CODEC.command_record(command)])
     history = await read(url, reader.token, f"/v1/players/{a}/matches", has_matches)

@@ -15,6 +15,8 @@ COMMAND_MODULES = [
     "arena_cli.commands.rebuild",
     "arena_cli.commands.migrate",
     "arena_cli.commands.verify",
+    "arena_cli.commands.events",
+    "arena_cli.commands.admin",
 ]
 
 

@@ -10,14 +10,17 @@ from __future__ import annotations
 from typing import Annotated
 
 from arena_runtime.host import Service
-from fastapi import Depends, FastAPI, HTTPException, Request, WebSocket, status
+from fastapi import Depends, FastAPI, Request, WebSocket, status
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 
+from arena_gateway import refusals
 from arena_gateway.gateway import Gateway
 from arena_gateway.identity import Principal, PrincipalKind
 from arena_gateway.read_api import create_read_router
+from arena_gateway.refusals import refusal, within_budget
+from arena_gateway.training import create_training_router
 
 bearer = HTTPBearer(auto_error=False)
 
@@ -43,11 +46,23 @@ class Health(BaseModel):
 class Readiness(BaseModel):
     status: str
     services: dict[str, bool]
+    #: Still ready (200): what the services behind cannot do now, e.g. a command topic whose
+    #: service answers nothing (docs/operations.md, "Health and metrics").
+    degraded: dict[str, str] = {}
 
 
 def get_gateway(request: Request) -> Gateway:
     gateway: Gateway = request.app.state.gateway
     return gateway
+
+
+def client_address(request: Request) -> str:
+    """The caller's address: the peer's, or the one a trusted proxy forwards (uvicorn's
+    ``--forwarded-allow-ips``, from ``FORWARDED_ALLOW_IPS``)."""
+    return request.client.host if request.client else "unknown"
+
+
+Client = Annotated[str, Depends(client_address)]
 
 
 async def get_principal(
@@ -59,9 +74,10 @@ async def get_principal(
     if credentials is not None:
         principal = await gateway.sessions.resolve(credentials.credentials)
     if principal is None:
-        raise HTTPException(
-            status_code=status.HTTP_401_UNAUTHORIZED,
-            detail="a valid bearer token is required",
+        raise refusal(
+            status.HTTP_401_UNAUTHORIZED,
+            "unauthenticated",
+            "a valid bearer token is required",
             headers={"WWW-Authenticate": "Bearer"},
         )
     return principal
@@ -75,7 +91,9 @@ def create_app(service: Service, gateway: Gateway) -> FastAPI:
         "(docs/protocol.md, docs/asyncapi.yaml).",
     )
     app.state.gateway = gateway
+    refusals.install(app)
     app.include_router(create_read_router(get_principal))
+    app.include_router(create_training_router(get_principal, get_gateway))
 
     @app.get("/healthz", tags=["probes"])
     async def healthz() -> Health:
@@ -86,12 +104,25 @@ def create_app(service: Service, gateway: Gateway) -> FastAPI:
     async def readyz() -> JSONResponse:
         """Caught up with the log and reading every partition of the event topics."""
         ready = service.ready()
-        body = Readiness(status="ready" if ready else "catching up", services={service.name: ready})
+        degraded = service.degraded()
+        status_ = "catching up" if not ready else "degraded" if degraded else "ready"
+        body = Readiness(status=status_, services={service.name: ready}, degraded=degraded)
         return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
 
-    @app.post("/v1/guests", status_code=status.HTTP_201_CREATED, tags=["identity"])
-    async def create_guest(gateway: Annotated[Gateway, Depends(get_gateway)]) -> GuestSession:
-        """A new guest player with a ``Guest_XXXX`` name and a session token."""
+    @app.post(
+        "/v1/guests",
+        status_code=status.HTTP_201_CREATED,
+        tags=["identity"],
+        responses=refusals.documented(429),
+    )
+    async def create_guest(
+        gateway: Annotated[Gateway, Depends(get_gateway)], client: Client
+    ) -> GuestSession:
+        """A new guest player with a ``Guest_XXXX`` name and a session token. Each address may
+        create ``ARENA_GUEST_RATE`` guests a second (429 beyond)."""
+        settings = gateway.settings
+        key, rate, burst = f"guest:addr:{client}", settings.guest_rate, settings.guest_burst
+        await within_budget(gateway.cache, key, rate, burst, "too many guests from this address")
         principal, token = await gateway.sessions.new_guest()
         return GuestSession(player_id=principal.player_id, name=principal.name, token=token)
 

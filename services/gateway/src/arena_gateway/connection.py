@@ -22,7 +22,13 @@ from arena_gateway.protocol import ErrorCode, GatewayError
 #: Pushes a client may have outstanding before it counts as too slow and is closed.
 OUTBOX_LIMIT = 1000
 POLICY_VIOLATION = 1008
+#: A frame over ARENA_WS_MAX_MESSAGE_BYTES: the server closes before reading its payload.
+MESSAGE_TOO_BIG = 1009
 TRY_AGAIN_LATER = 1013
+#: The gateway is shutting down (after a ``server_shutdown`` push): reconnect, to another
+#: instance.
+SERVICE_RESTART = 1012
+SHUTDOWN_REASON = "server_shutdown"
 #: The socket's session was signed out, ended or upgraded; the close reason says which.
 SESSION_ENDED = 4001
 
@@ -35,6 +41,8 @@ class Connection:
         self.token = token
         self.player_id = principal.player_id
         self.match_id: str | None = None
+        #: The match this socket last recorded as its session's (Gateway._match_of_message).
+        self.session_match: str | None = None
         self.room_code: str | None = None
         #: The queue stream this socket waits in ("" when none).
         self.queued = ""
@@ -45,19 +53,25 @@ class Connection:
         self.closed = False
         self.close_code = 1000
         self.close_reason = ""
-        self._outbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        #: Messages to write: a dict is written as compact JSON, a str (a push relayed as the
+        #: match service made it) as it is.
+        self._outbox: asyncio.Queue[dict[str, Any] | str | None] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
 
     def start_writer(self) -> None:
         self._writer = asyncio.create_task(self._write_loop())
 
-    def push(self, message: dict[str, Any]) -> None:
+    def push(self, message: dict[str, Any] | str) -> None:
         if self.closed:
             return
         if self._outbox.qsize() >= OUTBOX_LIMIT:
             self.hang_up(TRY_AGAIN_LATER)  # too slow to keep up
             return
         self._outbox.put_nowait(message)
+
+    def push_text(self, text: str) -> None:
+        """A message already written as JSON (relayed views)."""
+        self.push(text)
 
     def hang_up(self, code: int, reason: str = "") -> None:
         """Close the socket once what is queued is written; the reader then sees it closed."""
@@ -79,7 +93,9 @@ class Connection:
                 message = await self._outbox.get()
                 if message is None:
                     break
-                await self.websocket.send_text(json.dumps(message, separators=(",", ":")))
+                if not isinstance(message, str):
+                    message = json.dumps(message, separators=(",", ":"))
+                await self.websocket.send_text(message)
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass
         finally:
@@ -98,14 +114,15 @@ class Connection:
             await asyncio.wait_for(self._writer, 5)
 
 
-def parse(text: str, max_bytes: int) -> p.ClientMessage:
-    """A client message, or the typed refusal (the id echoed when it can be read)."""
+def parse(text: str | None, max_bytes: int) -> p.ClientMessage:
+    """A client message from a frame's text (None: a binary frame), or the typed refusal."""
+    if text is None:
+        raise GatewayError(ErrorCode.BAD_MESSAGE, "send JSON in text frames")
+    # The server refuses larger frames before reading them (close 1009); this is for an app
+    # served without that limit.
     if len(text) > max_bytes or len(text.encode()) > max_bytes:
         raise GatewayError(ErrorCode.MESSAGE_TOO_LARGE, f"messages are at most {max_bytes} bytes")
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise GatewayError(ErrorCode.BAD_MESSAGE, "not JSON") from None
+    data = _load(text)
     try:
         return p.CLIENT_MESSAGES.validate_python(data)
     except ValidationError as exc:
@@ -114,11 +131,20 @@ def parse(text: str, max_bytes: int) -> p.ClientMessage:
         raise GatewayError(ErrorCode.BAD_MESSAGE, f"{where}: {first['msg']}") from None
 
 
-def message_id(text: str) -> str | None:
+def _load(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise GatewayError(ErrorCode.BAD_MESSAGE, "not JSON") from None
+    except RecursionError:  # a few kilobytes of [[[[...: json recurses once per level
+        raise GatewayError(ErrorCode.BAD_MESSAGE, "nested too deeply") from None
+
+
+def message_id(text: str | None) -> str | None:
     """The id of a message that could not be parsed, to echo in the error if possible."""
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = _load(text) if text is not None else None
+    except GatewayError:
         return None
     value = data.get("id") if isinstance(data, dict) else None
     return value if isinstance(value, str) and 0 < len(value) <= 64 else None

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from arena_runtime import metrics, telemetry
 from arena_runtime.envelope import CODEC, EnvelopeError, Event
-from arena_runtime.eventlog import Consumer, EventLog, TopicPartition
+from arena_runtime.eventlog import Consumer, EventLog, Record, TopicPartition
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
 
 log = telemetry.get_logger(__name__)
 
@@ -27,12 +30,15 @@ POLL_TIMEOUT_MS = 250
 AGE_GROUP = "gateway.fanout"
 
 Deliver = Callable[[Event], Awaitable[None]]
+DeliverRecord = Callable[[Record], Awaitable[None]]
 
 
 @dataclass(frozen=True)
 class _Route:
-    deliver: Deliver
+    deliver: Deliver | None
     settle: Callable[[], None]
+    #: For topics of records that are not envelopes (arena.match.views): each record as read.
+    records: DeliverRecord | None = None
 
 
 class FanoutReader:
@@ -57,6 +63,8 @@ class FanoutReader:
         self._positioned: set[TopicPartition] = set()
         self._partitions = 0
         self._stopping = asyncio.Event()
+        #: Rebalances and lag under one group label for every instance's own group.
+        self._watch = metrics.ConsumerWatch(AGE_GROUP)
 
     @property
     def topics(self) -> list[str]:
@@ -73,12 +81,26 @@ class FanoutReader:
                 raise ValueError(f"{topic} already has a route")
             self._routes[topic] = _Route(deliver, settle)
 
+    def route_records(
+        self,
+        topics: Sequence[str],
+        deliver: DeliverRecord,
+        settle: Callable[[], None] = lambda: None,
+    ) -> None:
+        """Also read ``topics``, whose records are not envelopes, handing each to ``deliver``."""
+        if self._consumer is not None:
+            raise RuntimeError("routes are added before the reader starts")
+        for topic in topics:
+            if topic in self._routes:
+                raise ValueError(f"{topic} already has a route")
+            self._routes[topic] = _Route(None, settle, deliver)
+
     async def start(self) -> None:
         for topic in self._routes:
             for partition, end in (await self._log.end_offsets(topic)).items():
                 self._start[TopicPartition(topic, partition)] = end
         self._partitions = len(self._start)
-        self._consumer = self._log.consumer(self._group, self.topics)
+        self._consumer = self._log.consumer(self._group, self.topics, every_partition=True)
         await self._consumer.start()
 
     async def run(self) -> None:
@@ -88,6 +110,7 @@ class FanoutReader:
             while not self._stopping.is_set():
                 await self._position(consumer)
                 records = await consumer.poll(timeout_ms=POLL_TIMEOUT_MS)
+                await self._watch.observe(consumer)
                 for topic in {record.topic for record in records}:
                     stamps = (r.timestamp_ms for r in records if r.topic == topic)
                     metrics.observe_age(topic, AGE_GROUP, stamps)
@@ -95,13 +118,23 @@ class FanoutReader:
                     tp = TopicPartition(record.topic, record.partition)
                     if record.offset < self._start.get(tp, 0):
                         continue  # before this instance started: its clients never saw it
+                    route = self._routes[record.topic]
+                    if route.records is not None:
+                        try:
+                            with self._span(record, None):
+                                await route.records(record)
+                        except Exception:
+                            log.exception("fan-out delivery failed", topic=record.topic)
+                        continue
                     try:
                         event = CODEC.decode_event(record.value)
                     except EnvelopeError as exc:
                         log.warning("fan-out skipped a record", reason=exc.reason, topic=tp.topic)
                         continue
                     try:
-                        await self._routes[record.topic].deliver(event)
+                        with self._span(record, event):
+                            assert route.deliver is not None
+                            await route.deliver(event)
                     except Exception:
                         # One bad push must not stop every other client's events.
                         log.exception("fan-out delivery failed", stream=event.stream)
@@ -109,6 +142,26 @@ class FanoutReader:
                     settle()
         finally:
             await consumer.stop()
+            self._watch.close()
+
+    def _span(self, record: Record, event: Event | None) -> AbstractContextManager[object]:
+        """The delivery of one record to the sockets, in the trace of the span that wrote it."""
+        parent = telemetry.context_from_headers(record.headers)
+        if event is not None and not trace.get_current_span(parent).get_span_context().is_valid:
+            parent = telemetry.context_of(event.traceparent, event.tracestate)
+        return telemetry.detail_span(
+            f"{record.topic} process",
+            context=parent,
+            kind=SpanKind.CONSUMER,
+            attributes={
+                "messaging.system": "kafka",
+                "messaging.operation.type": "process",
+                "messaging.destination.name": record.topic,
+                "messaging.destination.partition.id": str(record.partition),
+                "messaging.kafka.offset": record.offset,
+                "messaging.consumer.group.name": AGE_GROUP,
+            },
+        )
 
     def _started(self) -> Consumer:
         if self._consumer is None:

@@ -9,69 +9,99 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import inspect
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from arena_engine.maths_warriors.errors import MathsWarriorsError
-from arena_engine.maths_warriors.expression import evaluate_integer
+from arena_games.contract import ClientError, SettingsError, pack
+from arena_games.registry import STANDARD
 from arena_runtime import telemetry, topics
 from arena_runtime.cache import Cache
 from arena_runtime.config import Settings
 from arena_runtime.envelope import new_command
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as lobby
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mpb
-from arena_runtime.schemas import lobby as _lobby_schemas  # noqa: F401  (registers)
+from arena_runtime.proto_gen.arena.v1 import match_pb2
+from arena_runtime.proto_gen.arena.v1 import views_pb2 as vpb
+from arena_runtime.schemas.match import MODE_NAMES
+from arena_runtime.schemas.match import MODES as MATCH_MODES
+from arena_runtime.streams import REJECTED_TYPE
 from fastapi import WebSocket, WebSocketDisconnect
+from opentelemetry.trace import SpanKind
 
+from arena_gateway import metrics as gateway_metrics
 from arena_gateway import protocol as p
 from arena_gateway.connection import (
     POLICY_VIOLATION,
+    SERVICE_RESTART,
     SESSION_ENDED,
+    SHUTDOWN_REASON,
+    TRY_AGAIN_LATER,
     Connection,
     message_id,
     parse,
 )
-from arena_gateway.hub import REQUEST, Hub, Outcome, match_push, now_ms, short_type
+from arena_gateway.hub import (
+    REQUEST,
+    ROOM_STATUS,
+    Hub,
+    Outcome,
+    Relayed,
+    now_ms,
+    short_type,
+)
 from arena_gateway.identity import Principal, PrincipalKind, SessionStore
 from arena_gateway.limits import (
-    DieToken,
     RateLimiter,
-    check_die,
-    check_tokens,
     origin_allowed,
     parse_origins,
 )
-from arena_gateway.matches import MatchView
 from arena_gateway.protocol import ErrorCode, GatewayError
 
 log = telemetry.get_logger(__name__)
 
-PREVIEW_CHANNEL = "gateway.previews"
 #: ``{"session_id", "reason"}`` of every session signed out, ended or upgraded, on any instance.
 SESSION_END_CHANNEL = "gateway.session-ends"
+#: How often a lost cache channel is subscribed to again.
+CACHE_RETRY_SECONDS = 1.0
 #: Session lookups in flight at once when checking every open socket's session.
 SESSION_CHECK_BATCH = 100
-QUEUE_STREAM = "queue-maths-warriors-casual"
-MODES = {"casual": mpb.MATCH_MODE_CASUAL, "ranked": mpb.MATCH_MODE_RANKED}
+QUEUE_STREAM = f"queue-{p.DEFAULT_GAME}-casual"
+MODES = {"casual": match_pb2.MATCH_MODE_CASUAL, "ranked": match_pb2.MATCH_MODE_RANKED}
 #: What matchmaking needs to know of the caller for ranked play (docs/online-play.md).
 PLAYER_KINDS = {
     PrincipalKind.GUEST: lobby.PLAYER_KIND_GUEST,
     PrincipalKind.ACCOUNT: lobby.PLAYER_KIND_ACCOUNT,
 }
+#: What a handler returns that has sent its own ack (reconnect: the ack, then the snapshot).
+ANSWERED: dict[str, Any] = {}
+#: The match each session last sent a move to, kept a while in the cache: a message repeated from
+#: a new socket of that session (which has not sent ``reconnect``) is answered from it.
+SESSION_MATCH = "session-match:"
 AI_LEVELS = {
-    "easy": mpb.AI_LEVEL_EASY,
-    "medium": mpb.AI_LEVEL_MEDIUM,
-    "hard": mpb.AI_LEVEL_HARD,
-    "impossible": mpb.AI_LEVEL_IMPOSSIBLE,
+    "easy": match_pb2.AI_LEVEL_EASY,
+    "medium": match_pb2.AI_LEVEL_MEDIUM,
+    "hard": match_pb2.AI_LEVEL_HARD,
+    "impossible": match_pb2.AI_LEVEL_IMPOSSIBLE,
 }
+
+
+DUEL_PREFIX = "duel-"
+
+
+async def _no_accounts(username: str) -> tuple[str, str] | None:
+    return None
 
 
 class Gateway:
     def __init__(self, settings: Settings, hub: Hub, cache: Cache) -> None:
+        #: The account named ``username``: its player id and username (the accounts' lookup,
+        #: set when the accounts are attached); None if there is none.
+        self.find_account: Callable[[str], Awaitable[tuple[str, str] | None]] = _no_accounts
         self.settings = settings
         self.hub = hub
         self.cache = cache
@@ -79,13 +109,39 @@ class Gateway:
         self.limiter = RateLimiter(cache, settings.ws_rate_limit)
         self.origins = parse_origins(settings.allowed_origins)
         self.connections: set[Connection] = set()
+        #: Open sockets per client address (ARENA_WS_MAX_SOCKETS_PER_ADDRESS).
+        self.sockets_from: Counter[str] = Counter()
+        #: Set when the process starts to stop (drain): no new socket, no new message.
+        self.draining = False
 
     # -- a socket's life -------------------------------------------------------------------
 
     async def serve(self, websocket: WebSocket) -> None:
-        if not origin_allowed(websocket.headers.get("origin"), self.origins):
+        headers = websocket.headers
+        if not origin_allowed(
+            headers.get("origin"), self.origins, headers.get("host"), websocket.url.scheme
+        ):
             await websocket.close(POLICY_VIOLATION, reason="origin not allowed")
             return
+        address = websocket.client.host if websocket.client else ""
+        if self.draining:  # this instance is going: the client reconnects to another
+            await websocket.accept()
+            await websocket.close(SERVICE_RESTART, reason=SHUTDOWN_REASON)
+            return
+        if self.sockets_from[address] >= self.settings.ws_max_sockets_per_address:
+            # Accepted to be closed: a browser sees a close code and reason, never an HTTP status.
+            await websocket.accept()
+            await websocket.close(TRY_AGAIN_LATER, reason="too_many_sockets")
+            return
+        self.sockets_from[address] += 1
+        try:
+            await self._serve(websocket)
+        finally:
+            self.sockets_from[address] -= 1
+            if not self.sockets_from[address]:
+                del self.sockets_from[address]
+
+    async def _serve(self, websocket: WebSocket) -> None:
         await websocket.accept()
         connection = await self._authenticate(websocket)
         if connection is None:
@@ -96,31 +152,32 @@ class Gateway:
                 if frame["type"] == "websocket.disconnect":
                     break
                 connection.last_seen = time.monotonic()
-                text = frame.get("text")
-                if text is None:  # a binary frame: the protocol is JSON text
-                    connection.error(None, ErrorCode.BAD_MESSAGE, "send JSON in text frames")
-                    continue
-                await self._on_text(connection, text)
+                await self._on_frame(connection, frame.get("text"))
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:
             await self._gone(connection)
 
     async def _authenticate(self, websocket: WebSocket) -> Connection | None:
-        """The first message (or ``?token=``) must be ``auth`` or ``reconnect``."""
-        token = websocket.query_params.get("token")
+        """The first message (or ``?token=``, or ``Authorization: Bearer`` on the handshake, which
+        is how the browser's session cookie arrives) must be ``auth`` or ``reconnect``."""
+        token = websocket.query_params.get("token") or bearer_token(websocket.headers)
         first: p.ClientMessage | None = None
         if token is None:
+            text: str | None = None
             try:
-                text = await asyncio.wait_for(
-                    websocket.receive_text(), self.settings.ws_auth_timeout_seconds
+                frame = await asyncio.wait_for(
+                    websocket.receive(), self.settings.ws_auth_timeout_seconds
                 )
+                if frame["type"] == "websocket.disconnect":
+                    return None
+                text = frame.get("text")
                 first = parse(text, self.settings.ws_max_message_bytes)
             except TimeoutError:
                 await self._refuse(websocket, None, ErrorCode.UNAUTHENTICATED, "auth timed out")
                 return None
             except GatewayError as exc:
-                await self._refuse(websocket, None, exc.code, exc.message)
+                await self._refuse(websocket, message_id(text), exc.code, exc.message)
                 return None
             except (WebSocketDisconnect, RuntimeError):
                 return None
@@ -129,7 +186,7 @@ class Gateway:
                     websocket, first.id, ErrorCode.UNAUTHENTICATED, "authenticate first"
                 )
                 return None
-            token = first.token
+            token = first.token or ""
         principal = await self.sessions.resolve(token)
         if principal is None or (
             isinstance(first, p.Reconnect) and first.player_id != principal.player_id
@@ -141,6 +198,7 @@ class Gateway:
         connection = Connection(websocket, principal, token)
         connection.start_writer()
         self.connections.add(connection)
+        gateway_metrics.SOCKETS_OPEN.inc()
         self.hub.add(connection)
         # A session that ended between the resolve above and the add was announced to nobody
         # here; its token is refused by now (the tombstone precedes the announcement).
@@ -164,17 +222,22 @@ class Gateway:
 
     async def _gone(self, connection: Connection) -> None:
         """The socket closed: tell the services what a dropped player means for them."""
+        if connection in self.connections:
+            gateway_metrics.SOCKETS_OPEN.dec()
         self.connections.discard(connection)
         self.hub.remove(connection)
         await connection.close()
-        if self.hub.local(connection.player_id):
-            return  # another socket of this player is still here
+        if self.hub.local(connection.player_id) or self.draining:
+            # Another socket of this player is still here; or this instance is stopping and
+            # the player reconnects to another, which a PlayerDisconnected landing after that
+            # reconnect would mark away (and forfeit). The move clock still runs meanwhile.
+            return
         player = connection.player_id
         with contextlib.suppress(Exception):
-            view = self.hub.views.get(connection.match_id) if connection.match_id else None
-            if view is not None and view.game.status.value == "playing":
-                payload = mpb.PlayerDisconnected(player_id=player)
-                await self._tell(topics.MATCH_COMMANDS, view.stream, payload)
+            relay = self.hub.relays.get(connection.match_id) if connection.match_id else None
+            if relay is not None and not relay.over and relay.seat_of(player) is not None:
+                payload = match_pb2.PlayerDisconnected(player_id=player)
+                await self._tell(topics.MATCH_COMMANDS, relay.stream, payload)
             code = connection.room_code
             if code is not None:
                 if self.hub.room_status.get(code) == "waiting":
@@ -200,26 +263,66 @@ class Gateway:
 
     # -- messages --------------------------------------------------------------------------
 
-    async def _on_text(self, connection: Connection, text: str) -> None:
+    async def _on_frame(self, connection: Connection, text: str | None) -> None:
+        """One frame after authentication (``text`` None: a binary one): answered, or refused.
+
+        Every frame is counted against the player's rate, a refused one too: a flood of garbage
+        costs its sender as much as one of messages. Only the pong an outstanding ping waits for
+        is free, so the heartbeat is never starved by the limit.
+        """
+        if self.draining:
+            return  # after server_shutdown: the client sends it again once reconnected
+        message: p.ClientMessage | None = None
+        refused: GatewayError | None = None
         try:
             message = parse(text, self.settings.ws_max_message_bytes)
-            if not isinstance(message, p.Pong):  # the heartbeat is never starved by the limit
-                await self.limiter.check(connection.player_id)
         except GatewayError as exc:
-            connection.error(message_id(text), exc.code, exc.message)
+            refused = exc
+        if not (isinstance(message, p.Pong) and connection.ping_outstanding):
+            try:
+                await self.limiter.check(connection.player_id)
+            except GatewayError as exc:
+                refused = exc
+        if refused is not None:
+            answer_id = message.id if message is not None else message_id(text)
+            connection.error(answer_id, refused.code, refused.message)
+            kind = message.type if message is not None else "unreadable"
+            gateway_metrics.MESSAGES.labels(kind, refused.code).inc()
             return
+        assert message is not None
         await self._answer(connection, message)
 
     async def _answer(self, connection: Connection, message: p.ClientMessage) -> None:
-        try:
-            result = await self.handle(connection, message)
-        except GatewayError as exc:
-            connection.error(message.id, exc.code, exc.message)
-        except Exception:
-            log.exception("message failed", type=message.type, player=connection.player_id)
-            connection.error(message.id, ErrorCode.UNAVAILABLE, "the gateway could not do that")
-        else:
-            connection.ack(message.id, result)
+        """Answer one message, in a trace of its own: the commands it sends carry its span, so
+        the services that decide them, the events they write and the pushes of those events
+        are in that trace (docs/operations.md, "Traces")."""
+        outcome = "ack"
+        with telemetry.tracer().start_as_current_span(
+            f"ws {message.type}",
+            context=telemetry.new_trace(),
+            kind=SpanKind.SERVER,
+            attributes={
+                "arena.message.type": message.type,
+                "arena.message.id": message.id,
+                "arena.player": connection.player_id,
+            },
+        ) as span:
+            try:
+                result = await self.handle(connection, message)
+            except GatewayError as exc:
+                outcome = exc.code
+                connection.error(message.id, exc.code, exc.message)
+            except Exception:
+                outcome = ErrorCode.UNAVAILABLE
+                log.exception("message failed", type=message.type, player=connection.player_id)
+                connection.error(message.id, ErrorCode.UNAVAILABLE, "the gateway could not do that")
+            else:
+                if result is not ANSWERED:
+                    connection.ack(message.id, result)
+            finally:
+                span.set_attribute("arena.outcome", outcome)
+                gateway_metrics.MESSAGES.labels(message.type, outcome).inc()
+                log.debug("message answered", type=message.type, id=message.id, outcome=outcome)
 
     async def handle(self, c: Connection, m: p.ClientMessage) -> dict[str, Any]:
         """Carry out one client message; the result goes into its ack."""
@@ -238,7 +341,7 @@ class Gateway:
             return {"player_id": who.player_id, "name": who.name}
         if isinstance(m, p.CreateRoom):
             cid = self._cid(c, m)
-            payload = lobby.CreateRoom(request_id=cid, host=me, settings=room_settings(m.settings))
+            payload = lobby.CreateRoom(request_id=cid, host=me, settings=game_room_settings(m))
             command = new_command(f"player-{who.player_id}", payload, command_id=cid)
             opened = _accepted(await self.hub.send(mm, command, answer_key=REQUEST + cid))
             answer = opened.events[0]
@@ -254,6 +357,21 @@ class Gateway:
             await self._send(c, m, mm, f"room-{code}", lobby.JoinRoom(player=me))
             self._enter_room(c, code)
             return {"code": code}
+        if isinstance(m, p.FillSeat):
+            code = self._room(c)
+            fill = lobby.FillSeat(player_id=who.player_id, seat=m.seat, policy=m.policy)
+            await self._send(c, m, mm, f"room-{code}", fill)
+            return {"code": code}
+        if isinstance(m, p.StartRoom):
+            code = self._room(c)
+            outcome = await self._send(
+                c, m, mm, f"room-{code}", lobby.StartRoom(player_id=who.player_id)
+            )
+            return {"code": code, "match_id": outcome.events[-1].payload.match_id}
+        if isinstance(m, p.WatchRoom):
+            return await self._watch_room(c, m.code.upper())
+        if isinstance(m, p.WatchMatch):
+            return await self._watch_match(c, m)
         if isinstance(m, p.LeaveRoom):
             code = self._room(c)
             await self._send(c, m, mm, f"room-{code}", lobby.LeaveRoom(player_id=who.player_id))
@@ -277,10 +395,27 @@ class Gateway:
                 request_id=cid,
                 player=me,
                 level=AI_LEVELS[m.level],
-                settings=room_settings(m.settings),
+                settings=game_room_settings(m),
+                policy=m.level,
             )
             outcome = await self._send(c, m, mm, f"player-{who.player_id}", play_ai)
             return {"match_id": outcome.events[0].payload.match_id}
+        if isinstance(m, p.PlaySolo):
+            settings = lobby.RoomSettings(game=m.game, mode=MATCH_MODES[m.mode])
+            solo = lobby.PlaySolo(request_id=self._cid(c, m), player=me, settings=settings)
+            requested = (await self._send(c, m, mm, f"player-{who.player_id}", solo)).events[0]
+            return {
+                "match_id": requested.payload.match_id,
+                "mode": MODE_NAMES[requested.payload.settings.mode],
+                "counted": requested.payload.counted,
+            }
+        if isinstance(m, p.GhostSharing):
+            ghosts = STANDARD.find(m.game).ghosts
+            assert ghosts is not None  # the message's validator checked it
+            await self._send(c, m, mm, ghosts.stream, ghosts.sharing(who.player_id, m.sharing))
+            return {"sharing": m.sharing}
+        if isinstance(m, p.ChallengeDuel | p.AcceptDuel | p.DeclineDuel):
+            return await self._duel(c, m, me)
         if isinstance(m, p.RematchRequest | p.RematchAccept | p.RematchDecline):
             code = self._room(c)
             kind = {
@@ -294,34 +429,92 @@ class Gateway:
             return await self._reconnect(c, m)
         return await self._match_message(c, m)
 
-    async def _match_message(self, c: Connection, m: p.ClientMessage) -> dict[str, Any]:
-        player = c.player_id
-        if isinstance(m, p.Preview):
-            tokens = check_tokens(m.tokens)
-            return await self._preview(c, await self._match(c), m, tokens)
-        payload: Any
-        if isinstance(m, p.StrengthMove):
-            payload = mpb.Strength(
-                player_id=player,
-                attacker=check_die(m.attacker, "attacker"),
-                target=check_die(m.target, "target"),
+    async def _duel(
+        self,
+        c: Connection,
+        m: p.ChallengeDuel | p.AcceptDuel | p.DeclineDuel,
+        me: lobby.LobbyPlayer,
+    ) -> dict[str, Any]:
+        """A duel's messages: its stream is followed by the socket (the lobby pushes of the duel
+        accepted, started with both games' ids, settled) once the message is accepted. A
+        challenge's duel id is drawn from its command id: the message repeated is the same duel."""
+        mm = topics.MATCHMAKING_COMMANDS
+        if isinstance(m, p.ChallengeDuel):
+            found = await self.find_account(m.opponent)
+            if found is None:
+                raise GatewayError(ErrorCode.UNKNOWN_PLAYER, f"no account {m.opponent!r}")
+            opponent = lobby.LobbyPlayer(
+                player_id=found[0], display_name=found[1], kind=lobby.PLAYER_KIND_ACCOUNT
             )
-        elif isinstance(m, p.MindMove):
-            payload = mpb.Mind(
-                player_id=player,
-                target=check_die(m.target, "target"),
-                tokens=[_mind_token(t) for t in check_tokens(m.tokens)],
+            duel_id = "d_" + hashlib.sha256(self._cid(c, m).encode()).hexdigest()[:24]
+            challenge = lobby.ChallengeDuel(
+                challenger=me,
+                opponent=opponent,
+                stake=m.stake,
+                settings=lobby.RoomSettings(game=m.game, mode=match_pb2.MATCH_MODE_DUEL),
             )
-        elif isinstance(m, p.SkipMove):
-            payload = mpb.Skip(player_id=player)
-        elif isinstance(m, p.Resign):
-            payload = mpb.Resign(player_id=player)
+            await self._send(c, m, mm, DUEL_PREFIX + duel_id, challenge)
+        elif isinstance(m, p.AcceptDuel):
+            duel_id = m.duel_id
+            accept = lobby.AcceptDuel(player_id=c.player_id)
+            await self._send(c, m, mm, DUEL_PREFIX + duel_id, accept)
         else:
+            duel_id = m.duel_id
+            decline = lobby.DeclineDuel(player_id=c.player_id)
+            await self._send(c, m, mm, DUEL_PREFIX + duel_id, decline)
+            self.hub.unwatch(c, DUEL_PREFIX + duel_id)
+            return {"duel_id": duel_id}
+        self.hub.watch(c, DUEL_PREFIX + duel_id)
+        return {"duel_id": duel_id}
+
+    async def _match_message(self, c: Connection, m: p.ClientMessage) -> dict[str, Any]:
+        """A seat's message to its match: the command its game's client makes of it (or, for a
+        message the game only relays, a ClientRelay), answered with the ack the match service
+        made for the sender. The shape is checked first: it needs no match."""
+        player = c.player_id
+        game = p.GAME_OF_MESSAGE.get(m.type)
+        payload: Any = None
+        if isinstance(m, p.Resign):
+            payload = match_pb2.Resign(player_id=player)
+        elif game is None:
             raise GatewayError(ErrorCode.BAD_MESSAGE, f"{m.type} is not handled here")
-        view = await self._match(c)  # after the shape checks, which need no match
-        outcome = await self._send(c, m, topics.MATCH_COMMANDS, view.stream, payload)
-        pushed = [match_push(view, e) for e in outcome.events]
-        return {"match_id": view.match_id, "events": [e for e in pushed if e is not None]}
+        else:
+            client = STANDARD.find(game).client
+            if not isinstance(m, client.relayed):
+                try:
+                    payload = client.command(m, player)
+                except ClientError as exc:
+                    raise GatewayError(exc.code, exc.message) from None
+        relay = await self._match_of_message(c, m)
+        if game is not None and relay.game != game:
+            raise GatewayError(ErrorCode.BAD_MESSAGE, f"{m.type} is not a move of this game")
+        if payload is None:
+            message = m.model_dump_json().encode()
+            payload = vpb.ClientRelay(match_id=relay.match_id, player_id=player, message=message)
+        outcome = await self._send(c, m, topics.MATCH_COMMANDS, relay.stream, payload)
+        return outcome.ack if outcome.ack is not None else {"match_id": relay.match_id}
+
+    async def _watch_match(self, c: Connection, m: p.WatchMatch) -> dict[str, Any]:
+        """Watch a match: as its seat for a player who holds one, else as a spectator. The ack
+        first, then the snapshot, as for a reconnect."""
+        answer = await self.hub.snapshot(m.match_id, [(c.player_id, "spectator")])
+        if not answer.sequence:
+            raise GatewayError("match_not_found", f"no match {m.match_id} to watch")
+        relay = self.hub.relayed(answer)
+        seated = relay.seat_of(c.player_id) is not None
+        if seated:
+            c.match_id = relay.match_id
+            self.hub.watch(c, relay.stream)
+        else:
+            self.hub.spectate(c, relay.stream)
+        c.ack(m.id, {"match_id": relay.match_id, "game": relay.game, "seat": seated})
+        self._push_snapshot(c, answer)
+        return ANSWERED
+
+    def _push_snapshot(self, c: Connection, answer: Any) -> None:
+        for push in answer.pushes:
+            for message in push.messages:
+                c.push_text(message.decode())
 
     async def _send(
         self, c: Connection, m: p.ClientMessage, topic: str, stream: str, payload: Any
@@ -342,30 +535,64 @@ class Gateway:
             raise GatewayError(ErrorCode.NOT_IN_ROOM, "join or create a room first")
         return c.room_code
 
-    async def _match(self, c: Connection) -> MatchView:
-        view = await self.hub.match_view(c.match_id) if c.match_id else None
-        if view is None or view.seat_of(c.player_id) is None:
-            raise GatewayError(ErrorCode.NOT_IN_MATCH, "you are not playing a match")
-        return view
+    async def _match_of_message(self, c: Connection, m: p.ClientMessage) -> Relayed:
+        """The match a move goes to: the socket's; or, for a message its session sent before
+        (the same id from a new socket), the match that answered it, so it gets that answer."""
+        session_key = SESSION_MATCH + c.principal.session_id
+        relay = self.hub.relays.get(c.match_id) if c.match_id else None
+        if relay is None or relay.seat_of(c.player_id) is None:
+            earlier = await self.cache.get(session_key)
+            relay_of = self.hub.relays.get(earlier.decode()) if earlier else None
+            if relay_of is None or self._cid(c, m) not in relay_of.answers:
+                raise GatewayError(ErrorCode.NOT_IN_MATCH, "you are not playing a match")
+            return relay_of
+        if c.session_match != relay.match_id:
+            await self.cache.set(
+                session_key, relay.match_id.encode(), self.settings.session_ttl_seconds
+            )
+            c.session_match = relay.match_id
+        return relay
 
     async def _reconnect(self, c: Connection, m: p.Reconnect) -> dict[str, Any]:
-        if m.player_id != c.player_id or await self.sessions.resolve(m.token) is None:
+        # Without a token the socket's own session (authenticated on the handshake) vouches.
+        if m.player_id != c.player_id or (
+            m.token is not None and await self.sessions.resolve(m.token) is None
+        ):
             raise GatewayError(ErrorCode.AUTH_FAILED, "player id and token do not match")
         match_id = m.match_id or (await self._match_of_room(m.code) if m.code else None)
-        view = await self.hub.match_view(match_id) if match_id else None
-        if view is None or view.seat_of(c.player_id) is None:
+        answer = await self.hub.snapshot(match_id, [(c.player_id, "")]) if match_id else None
+        relay = self.hub.relayed(answer) if answer is not None and answer.sequence else None
+        seat = relay.seat_of(c.player_id) if relay is not None else None
+        if relay is None or seat is None:
             raise GatewayError(ErrorCode.NOT_IN_MATCH, "no match of yours to reconnect to")
-        c.match_id = view.match_id
-        self.hub.watch(c, view.stream)
-        if view.room_code:
-            self._enter_room(c, view.room_code)
+        c.match_id = relay.match_id
+        self.hub.watch(c, relay.stream)
+        if relay.room_code:
+            self._enter_room(c, relay.room_code)
             presence = lobby.RoomPresence(player_id=c.player_id, connected=True)
-            await self._tell(topics.MATCHMAKING_COMMANDS, f"room-{view.room_code}", presence)
-        if view.seat_of(c.player_id) in view.away:
-            payload = mpb.PlayerReconnected(player_id=c.player_id)
-            await self._send(c, m, topics.MATCH_COMMANDS, view.stream, payload)
-        c.push({"type": "snapshot", **view.snapshot(now_ms())})
-        return {"match_id": view.match_id, "code": view.room_code}
+            await self._tell(topics.MATCHMAKING_COMMANDS, f"room-{relay.room_code}", presence)
+        if seat in relay.away and not relay.over:
+            payload = match_pb2.PlayerReconnected(player_id=c.player_id)
+            await self._send(c, m, topics.MATCH_COMMANDS, relay.stream, payload)
+        # Asked again now the socket follows the match (and its player is back): nothing
+        # between this snapshot and the pushes that follow it is missed.
+        answer = await self.hub.snapshot(relay.match_id, [(c.player_id, "")])
+        self.hub.relayed(answer)
+        # The ack first, then the snapshot (docs/protocol.md): what follows the ack is current.
+        c.ack(m.id, {"match_id": relay.match_id, "code": relay.room_code})
+        self._push_snapshot(c, answer)
+        return ANSWERED
+
+    async def _watch_room(self, c: Connection, code: str) -> dict[str, Any]:
+        """Follow room ``code`` without a seat: its lobby pushes from now on, and in the ack the
+        room's status and its current (or last) match id, for watching the match."""
+        events = await self.hub.read_stream(topics.MATCHMAKING_EVENTS, f"room-{code}")
+        kinds = [short_type(e.type) for e in events if e.type != REJECTED_TYPE]
+        if not kinds or kinds[-1] == "room_closed":
+            raise GatewayError("room_not_found", f"no open room {code}")
+        self.hub.watch(c, f"room-{code}")
+        status = next((ROOM_STATUS[k] for k in reversed(kinds) if k in ROOM_STATUS), "waiting")
+        return {"code": code, "status": status, "match_id": await self._match_of_room(code)}
 
     async def _match_of_room(self, code: str) -> str | None:
         code = code.upper()
@@ -378,41 +605,7 @@ class Gateway:
         ]
         return started[-1].payload.match_id if started else None
 
-    # -- live preview ----------------------------------------------------------------------
-
-    async def _preview(
-        self, c: Connection, view: MatchView, m: p.Preview, tokens: list[DieToken | str]
-    ) -> dict[str, Any]:
-        if not view.preview:
-            raise GatewayError(ErrorCode.PREVIEW_OFF, "this match has no live preview")
-        seat = view.seat_of(c.player_id)
-        assert seat is not None
-        evaluation = _evaluate(tokens)
-        opponent = view.seats[2 - seat] if len(view.seats) == 2 else None
-        message = {
-            "type": "preview",
-            "match_id": view.match_id,
-            "seat": seat,
-            "target": m.target,
-            "tokens": [
-                t if isinstance(t, str) else {"die": t.die, "value": t.value} for t in tokens
-            ],
-            **evaluation,
-        }
-        delivered = 0
-        if opponent is not None and opponent.kind == "human":
-            envelope = {"to": opponent.player_id, "message": message}
-            delivered = await self.cache.publish(PREVIEW_CHANNEL, json.dumps(envelope).encode())
-        return {**evaluation, "delivered": delivered > 0}
-
-    async def previews(self, stopping: asyncio.Event) -> None:
-        """Deliver previews published by any gateway instance to this instance's sockets."""
-
-        def deliver(envelope: dict[str, Any]) -> None:
-            for client in self.hub.local(envelope["to"]):
-                client.push(envelope["message"])
-
-        await self._follow(PREVIEW_CHANNEL, deliver, stopping)
+    # -- cache channels ----------------------------------------------------------------------
 
     async def _follow(
         self, channel: str, handle: Callable[[dict[str, Any]], object], stopping: asyncio.Event
@@ -420,18 +613,34 @@ class Gateway:
         """Hand every JSON message of a cache channel to ``handle`` until ``stopping`` is set.
 
         Instances publish to each other through these channels; a garbled message is dropped,
-        never allowed to end the loop.
+        never allowed to end the loop, and a lost cache is subscribed to again until it is back.
         """
-        subscription = await self.cache.subscribe(channel)
-        try:
-            while not stopping.is_set():
-                received = await subscription.get(wait=0.5)
-                if received is None:
-                    continue
-                with contextlib.suppress(ValueError, KeyError, TypeError):
-                    handle(json.loads(received.data))
-        finally:
-            await subscription.close()
+        lost = False
+        while not stopping.is_set():
+            try:
+                subscription = await self.cache.subscribe(channel)
+            except Exception as exc:
+                lost = _cache_lost(lost, channel, exc)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stopping.wait(), CACHE_RETRY_SECONDS)
+                continue
+            try:
+                if lost:
+                    log.info("following the cache channel again", channel=channel)
+                    lost = False
+                while not stopping.is_set():
+                    received = await subscription.get(wait=0.5)
+                    if received is None:
+                        continue
+                    with contextlib.suppress(ValueError, KeyError, TypeError):
+                        handle(json.loads(received.data))
+            except Exception as exc:
+                # Redis went away: what it carried meanwhile (previews, session ends on other
+                # instances) is lost; sessions are still checked every ARENA_WS_SESSION_CHECK.
+                lost = _cache_lost(lost, channel, exc)
+            finally:
+                with contextlib.suppress(Exception):
+                    await subscription.close()
 
     # -- sessions ending ---------------------------------------------------------------------
 
@@ -482,6 +691,29 @@ class Gateway:
                     expired += 1
         return expired
 
+    # -- shutdown ----------------------------------------------------------------------------
+
+    async def drain(self) -> None:
+        """Stop serving before the process stops (docs/protocol.md, "Server shutdown").
+
+        Every socket is told ``server_shutdown``; messages it sends after that are not read.
+        The commands already sent are given ``ARENA_WS_DRAIN_SECONDS`` to be answered (the
+        fan-out still runs), then every socket is closed with 1012 and its client reconnects
+        to another instance, sending again what was not answered (same ids: same commands).
+        """
+        self.draining = True
+        sockets = [c for c in self.connections if not c.closed]
+        for connection in sockets:
+            connection.push({"type": SHUTDOWN_REASON, "reconnect": True})
+        in_flight = self.hub.in_flight()
+        if in_flight:
+            await asyncio.wait(in_flight, timeout=self.settings.ws_drain_seconds)
+        unanswered = sum(not answer.done() for answer in in_flight)
+        log.info("draining: closing sockets", sockets=len(sockets), unanswered=unanswered)
+        for connection in list(self.connections):
+            connection.hang_up(SERVICE_RESTART, SHUTDOWN_REASON)
+        await asyncio.gather(*(c.close(SERVICE_RESTART) for c in list(self.connections)))
+
     # -- timers ----------------------------------------------------------------------------
 
     def beat(self) -> None:
@@ -494,14 +726,18 @@ class Gateway:
             connection.ping_outstanding = True
             connection.push({"type": "ping", "id": f"ping-{now_ms()}"})
 
-    def time_sync(self) -> None:
-        now = now_ms()
-        for connection in list(self.connections):
-            view = self.hub.views.get(connection.match_id) if connection.match_id else None
-            if view is not None and view.game.status.value == "playing":
-                connection.push(
-                    {"type": "time_sync", "match_id": view.match_id, **view.clocks(now)}
-                )
+
+def _cache_lost(already: bool, channel: str, exc: Exception) -> bool:
+    """Log, once per outage, that a cache channel is lost; True."""
+    if not already:
+        log.warning(
+            "the cache cannot be reached: previews and session ends from other instances are "
+            f"not received until it is back (retried every {CACHE_RETRY_SECONDS:g} s). Check "
+            "Redis (ARENA_REDIS_URL; docs/operations.md#redis-is-flushed)",
+            channel=channel,
+            error=f"{type(exc).__name__}: {exc}"[:300],
+        )
+    return True
 
 
 class Ticker:
@@ -533,8 +769,10 @@ class Ticker:
         return True
 
 
-class PreviewRelay:
-    name = "gateway:previews"
+class SessionEndRelay:
+    """Closes this instance's sockets of the sessions any instance announces ended."""
+
+    name = "gateway:session-ends"
 
     def __init__(self, gateway: Gateway) -> None:
         self._gateway = gateway
@@ -544,7 +782,7 @@ class PreviewRelay:
         pass
 
     async def run(self) -> None:
-        await self._gateway.previews(self._stopping)
+        await self._gateway.session_ends(self._stopping)
 
     def request_stop(self) -> None:
         self._stopping.set()
@@ -553,52 +791,40 @@ class PreviewRelay:
         return True
 
 
-class SessionEndRelay(PreviewRelay):
-    name = "gateway:session-ends"
-
-    async def run(self) -> None:
-        await self._gateway.session_ends(self._stopping)
+def bearer_token(headers: Any) -> str | None:
+    scheme, _, token = (headers.get("authorization") or "").partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return token.strip() or None
 
 
 def _accepted(outcome: Outcome) -> Outcome:
     if not outcome.accepted:
         raise GatewayError(outcome.rejection_code, outcome.rejection_message or "refused")
-    if not outcome.events:
+    if not outcome.events and outcome.ack is None:
         raise GatewayError(ErrorCode.UNAVAILABLE, "the command changed nothing")
     return outcome
 
 
-def _mind_token(token: DieToken | str) -> mpb.MindToken:
-    if isinstance(token, DieToken):
-        return mpb.MindToken(die=mpb.MindDie(die=token.die, value=token.value))
-    return mpb.MindToken(symbol=token)
-
-
-def _evaluate(tokens: list[DieToken | str]) -> dict[str, Any]:
-    """The engine's reading of a partial expression: its value, or why it has none yet."""
-    values: list[int | str] = [t.value if isinstance(t, DieToken) else t for t in tokens]
+def game_room_settings(m: p.CreateRoom | p.PlayAi) -> lobby.RoomSettings:
+    """The lobby's settings of a create_room: its game, the game's seat count, the mode (from
+    the form, for a game whose form has one) and the settings message of the game's form. A game
+    nobody registered is sent as named: matchmaking refuses it (``unknown_game``)."""
+    if m.form is None:
+        return lobby.RoomSettings(game=m.game)
+    module = STANDARD.find(m.game)
     try:
-        return {"value": evaluate_integer(values), "error": None}
-    except MathsWarriorsError as exc:
-        return {"value": None, "error": exc.code.value}
-
-
-def room_settings(settings: p.RoomSettings) -> lobby.RoomSettings:
-    rules = mpb.MatchRuleset(**{k: v for k, v in settings.rules.items() if k in _RULE_NAMES})
-    unknown = set(settings.rules) - _RULE_NAMES
-    if unknown:
-        raise GatewayError(ErrorCode.BAD_MESSAGE, f"unknown rule options {sorted(unknown)}")
+        settings = module.lobby.from_form(m.form)
+    except SettingsError as exc:
+        raise GatewayError(exc.code, exc.message) from None
+    mode = MODES[getattr(m.form, "mode", "casual")]
+    if isinstance(m, p.CreateRoom) and module.seats.seats == 1:
+        mode = match_pb2.MATCH_MODE_ROOM  # side by side: each player a game of their own
+    elif getattr(m, "mode", None) == "room":
+        raise GatewayError("mode_not_available", f"a room of {module.name} is not side by side")
     return lobby.RoomSettings(
-        game_seconds=settings.game_seconds,
-        move_seconds=settings.move_seconds,
-        ruleset=rules,
-        preview=settings.preview,
-        mode=MODES[settings.mode],
+        mode=mode, game=module.name, seats=module.seats.seats, settings=pack(settings)
     )
 
 
-_RULE_NAMES = frozenset(
-    {"first_player_penalty", "timeout_winner", "first_player_compare", "all_equal_start"}
-)
-
-__all__ = ["Gateway", "PreviewRelay", "Principal", "SessionEndRelay", "Ticker"]
+__all__ = ["Gateway", "Principal", "SessionEndRelay", "Ticker"]

@@ -1,32 +1,42 @@
 """The gateway's in-memory hub: local sockets, what each watches, commands awaiting their answer,
-and the folds of the match streams those sockets play in.
+and the matches whose views it relays.
 
 Everything here is disposable: it is rebuilt from the log (and the clients' reconnects) after a
-restart. The hub never decides anything; it sends commands and reads their answers in the log.
+restart. The hub never decides anything and folds no game: it sends commands, reads the lobby's
+answers in the log and the matches' in ``arena.match.views``, where the match service (which
+holds each match's state) wrote every viewer's pushes (docs/games.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import time
+import uuid
+from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from arena_runtime import telemetry, topics
 from arena_runtime.envelope import CODEC, Command, EnvelopeError, Event, new_command
-from arena_runtime.eventlog import EventLog
+from arena_runtime.eventlog import EventLog, Record
 from arena_runtime.eventlog.partitioner import partition_for
+from arena_runtime.proto_gen.arena.v1 import match_pb2
+from arena_runtime.proto_gen.arena.v1 import views_pb2 as vpb
 from arena_runtime.streams import REJECTED_TYPE
+from google.protobuf.descriptor import Descriptor, EnumDescriptor
 from google.protobuf.json_format import MessageToDict
+from google.protobuf.message import DecodeError
 
-from arena_gateway import matches
-from arena_gateway.matches import MATCH_PREFIX, MatchView
+from arena_gateway import metrics as gateway_metrics
 from arena_gateway.protocol import ErrorCode, GatewayError
 
 log = telemetry.get_logger(__name__)
 
 READ_BATCH = 1000
+MATCH_PREFIX = "match-"
 ROOM_PREFIX = "room-"
 PLAYER_PREFIX = "player-"
 #: Waiting keys of requests answered by an event naming the request rather than caused by it.
@@ -53,6 +63,8 @@ class Client(Protocol):
 
     def push(self, message: dict[str, Any]) -> None: ...
 
+    def push_text(self, text: str) -> None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
@@ -61,6 +73,8 @@ class Outcome:
     events: tuple[Event, ...]
     rejection_code: str = ""
     rejection_message: str = ""
+    #: A relayed game's answer: the ack's result the match service made for the sender.
+    ack: dict[str, Any] | None = None
 
     @property
     def accepted(self) -> bool:
@@ -82,27 +96,115 @@ def short_type(type_: str) -> str:
 
 
 def payload_dict(event: Event) -> dict[str, Any]:
+    """A lobby event's fields in the words the snapshots use: ``name`` (not ``display_name``),
+    enum values as lower-case words without their type's prefix (``guest``, ``casual``,
+    ``easy``, not ``PLAYER_KIND_GUEST``, ``MATCH_MODE_CASUAL``, ``AI_LEVEL_EASY``)."""
     payload = event.payload
     if hasattr(payload, "DESCRIPTOR"):
-        return MessageToDict(payload, preserving_proto_field_name=True)
+        plain = MessageToDict(payload, preserving_proto_field_name=True)
+        return _client_words(payload.DESCRIPTOR, plain)
     return dict(payload) if isinstance(payload, dict) else {"value": payload}
+
+
+def _enum_word(enum: EnumDescriptor, value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    prefix = re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
+    return value.removeprefix(prefix).lower()
+
+
+def _client_words(descriptor: Descriptor, data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        field = descriptor.fields_by_name.get(key)
+        if field is not None and field.enum_type is not None:
+            value = (
+                [_enum_word(field.enum_type, v) for v in value]
+                if isinstance(value, list)
+                else _enum_word(field.enum_type, value)
+            )
+        elif (
+            field is not None
+            and field.message_type is not None
+            and field.message_type.full_name != "google.protobuf.Any"
+        ):
+            if isinstance(value, list):
+                value = [_client_words(field.message_type, v) for v in value]
+            elif isinstance(value, dict):
+                value = _client_words(field.message_type, value)
+        out["name" if key == "display_name" else key] = value
+    return out
+
+
+#: Answers kept per relayed match, for a message its sender repeats.
+KEPT_ANSWERS = 64
+#: Lobby answers this instance keeps (by command id or request key): a message repeated after a
+#: lost ack gets its answer again; the services answer a repeat from their log but append
+#: nothing new, so nothing else would answer it.
+KEPT_LOBBY_ANSWERS = 4096
+
+
+@dataclass
+class Relayed:
+    """A match whose views this instance relays, as its ViewBatches describe it."""
+
+    match_id: str
+    game: str
+    #: The stream's sequence of the last views relayed.
+    sequence: int = 0
+    #: Seat -> player id of the people's seats.
+    seats: dict[int, str] = field(default_factory=dict)
+    room_code: str = ""
+    over: bool = False
+    away: frozenset[int] = frozenset()
+    answers: OrderedDict[str, Outcome] = field(default_factory=OrderedDict)
+
+    @property
+    def stream(self) -> str:
+        return MATCH_PREFIX + self.match_id
+
+    def seat_of(self, player_id: str) -> int | None:
+        for seat, player in self.seats.items():
+            if player == player_id:
+                return seat
+        return None
+
+    def learn(self, batch: vpb.ViewBatch) -> None:
+        if batch.seats:
+            self.seats = {v.seat: v.player_id for v in batch.seats}
+        self.room_code = batch.room_code or self.room_code
+        self.over = self.over or batch.over
+        self.away = frozenset(batch.away)
+
+
+def answer_outcome(answer: vpb.CommandAnswer) -> Outcome:
+    ack = json.loads(answer.ack) if answer.ack else {}
+    return Outcome((), answer.code, answer.message, ack=None if answer.code else ack)
 
 
 class Hub:
     def __init__(self, log: EventLog, command_timeout: float) -> None:
         self.log = log
         self.command_timeout = command_timeout
+        #: Whether each command topic's service answers (logged, on /readyz and in metrics).
+        self.answering = gateway_metrics.Answering(command_timeout)
         self.clients: dict[str, set[Client]] = {}
-        self.views: dict[str, MatchView] = {}
         #: Room code -> match id, for reconnects by code.
         self.room_matches: dict[str, str] = {}
         #: Room code -> waiting | playing | finished | closed, as last seen.
         self.room_status: dict[str, str] = {}
         self._waiting: dict[str, asyncio.Future[Outcome]] = {}
-        self._loading: dict[str, list[Event]] = {}
         self._settling: dict[str, list[Event] | tuple[Event, ...]] = {}
         #: Stream -> the local sockets watching it (an index of each socket's ``watching``).
         self._watchers: dict[str, set[Client]] = {}
+        #: Matches whose views the match service makes and this instance relays, by id.
+        self.relays: dict[str, Relayed] = {}
+        #: Stream -> the local sockets watching it as spectators (no seat).
+        self._spectators: dict[str, set[Client]] = {}
+        #: ViewRequest id -> its answer, awaited.
+        self._requests: dict[str, asyncio.Future[vpb.ViewBatch]] = {}
+        #: The latest lobby commands' answers, by their key (KEPT_LOBBY_ANSWERS).
+        self._answered: OrderedDict[str, Outcome] = OrderedDict()
 
     # -- sockets ---------------------------------------------------------------------------
 
@@ -119,6 +221,20 @@ class Hub:
                 del self.clients[client.player_id]
         for stream in list(client.watching):
             self._drop_watcher(stream, client)
+        for stream in list(self._spectators):
+            self._drop_spectator(stream, client)
+
+    def spectate(self, client: Client, stream: str) -> None:
+        """Watch a match's stream as a spectator (the spectators' view)."""
+        self.watch(client, stream)
+        self._spectators.setdefault(stream, set()).add(client)
+
+    def _drop_spectator(self, stream: str, client: Client) -> None:
+        spectators = self._spectators.get(stream)
+        if spectators is not None:
+            spectators.discard(client)
+            if not spectators:
+                del self._spectators[stream]
 
     def watch(self, client: Client, stream: str) -> None:
         client.watching.add(stream)
@@ -127,6 +243,7 @@ class Hub:
     def unwatch(self, client: Client, stream: str) -> None:
         client.watching.discard(stream)
         self._drop_watcher(stream, client)
+        self._drop_spectator(stream, client)
 
     def _drop_watcher(self, stream: str, client: Client) -> None:
         watchers = self._watchers.get(stream)
@@ -144,20 +261,44 @@ class Hub:
         """Append ``command`` and wait for its answer in the log (by command id, or by
         ``answer_key`` for flows whose answer carries the request id instead)."""
         key = answer_key or command.command_id
-        view = self._view_of(command.stream)
-        if view is not None and command.command_id in view.answers:
-            return outcome_of(view.answers[command.command_id])  # a retried message
+        relay = self.relays.get(command.stream.removeprefix(MATCH_PREFIX))
+        if relay is not None and command.command_id in relay.answers:
+            self.answering.answered(topic)  # a retried message, answered meanwhile
+            return relay.answers[command.command_id]
+        if relay is None and key in self._answered:
+            return self._answered[key]  # a lobby message repeated
         future = self._waiting.get(key)
         if future is None:
             future = self._waiting[key] = asyncio.get_running_loop().create_future()
+        kind = gateway_metrics.short(command.type)
+        waiting = gateway_metrics.COMMANDS_WAITING.labels(topic)
+        waiting.inc()
+        outcome = "unavailable"
         try:
             await self.log.append(topic, [CODEC.command_record(command)])
-            return await asyncio.wait_for(asyncio.shield(future), self.command_timeout)
+            sent = time.perf_counter()
+            answer = await asyncio.wait_for(asyncio.shield(future), self.command_timeout)
+            gateway_metrics.COMMAND_SECONDS.labels(topic, kind).observe(time.perf_counter() - sent)
+            outcome = "accepted" if answer.accepted else "rejected"
+            self.answering.answered(topic)
+            if relay is None:
+                self._answered[key] = answer
+                while len(self._answered) > KEPT_LOBBY_ANSWERS:
+                    self._answered.popitem(last=False)
+            return answer
         except TimeoutError:
+            outcome = "timeout"
+            self.answering.timed_out(topic)
             raise GatewayError(ErrorCode.TIMEOUT, "no answer from the service in time") from None
         finally:
+            waiting.dec()
+            gateway_metrics.COMMANDS.labels(topic, kind, outcome).inc()
             if future.done() or not future.cancelled():
                 self._waiting.pop(key, None)
+
+    def in_flight(self) -> list[asyncio.Future[Outcome]]:
+        """The answers of the commands sent and not answered yet."""
+        return list(self._waiting.values())
 
     async def tell(self, topic: str, command: Command) -> None:
         """Send a command whose answer nobody waits for (disconnects, leaving)."""
@@ -180,57 +321,8 @@ class Hub:
     # -- events ----------------------------------------------------------------------------
 
     async def deliver(self, event: Event) -> None:
-        """One event from the fan-out reader, in log order per stream."""
-        if event.stream.startswith(MATCH_PREFIX):
-            self._match_event(event)
-        else:
-            self._lobby_event(event)
-
-    def _match_event(self, event: Event) -> None:
-        match_id = event.stream[len(MATCH_PREFIX) :]
-        if match_id in self._loading:
-            self._loading[match_id].append(event)
-            return
-        view = self.views.get(match_id)
-        if view is None:
-            if event.type != matches.MATCH_CREATED or event.sequence != 1:
-                return
-            if not any(self.local(s.player_id) for s in event.payload.seats):
-                return
-            view = self.views[match_id] = MatchView(match_id)
-        if not view.observe(event):
-            return
-        caused = view.answers.get(event.causation_id) if event.causation_id else None
-        if caused is not None and len(caused) == 1:
-            # The command's first event (a batch may hold several commands' events); the list
-            # grows with the rest of them before settle() reads it.
-            self._resolve(event.causation_id, caused)
-        self._push_match(view, event)
-
-    def _push_match(self, view: MatchView, event: Event) -> None:
-        if event.type == matches.MATCH_CREATED:
-            if view.room_code:
-                self.room_matches[view.room_code] = view.match_id
-            for seat in view.seats:
-                for client in self.local(seat.player_id):
-                    previous = client.match_id
-                    client.match_id = view.match_id
-                    self.watch(client, view.stream)
-                    if previous is not None and previous != view.match_id:
-                        self.unwatch(client, MATCH_PREFIX + previous)  # e.g. after a rematch
-                        self.forget(previous)
-            return
-        if event.type == REJECTED_TYPE:
-            return  # answered to its sender only
-        message = match_push(view, event)
-        if message is None:
-            return
-        for client in self.watchers(view.stream):
-            if event.type in (matches.PLAYER_DISCONNECTED, matches.PLAYER_RECONNECTED) and (
-                view.seat_of(client.player_id) == event.payload.seat
-            ):
-                continue  # the opponent is told, not the player himself
-            client.push(message)
+        """One lobby event from the fan-out reader, in log order per stream."""
+        self._lobby_event(event)
 
     def watchers(self, stream: str) -> list[Client]:
         return list(self._watchers.get(stream, ()))
@@ -260,33 +352,164 @@ class Hub:
         for client in targets:
             client.push(message)
 
-    # -- folds from the log ----------------------------------------------------------------
+    # -- views relayed ------------------------------------------------------------------------
 
-    def _view_of(self, stream: str) -> MatchView | None:
-        if stream.startswith(MATCH_PREFIX):
-            return self.views.get(stream[len(MATCH_PREFIX) :])
-        return None
-
-    async def match_view(self, match_id: str) -> MatchView | None:
-        """The fold of a match, read from the log if this instance has not followed it."""
-        view = self.views.get(match_id)
-        if view is not None:
-            return view
-        self._loading.setdefault(match_id, [])
+    async def deliver_views(self, record: Record) -> None:
+        """One ViewBatch from arena.match.views (every partition, in order per match)."""
         try:
-            view = MatchView(match_id)
-            for event in await self.read_stream(topics.MATCH_EVENTS, view.stream):
-                view.observe(event)
-        finally:
-            live = self._loading.pop(match_id, [])
-        for event in live:
-            view.observe(event)
-        if view.sequence == 0:
+            batch = vpb.ViewBatch.FromString(record.value)
+        except DecodeError:
+            log.warning("fan-out skipped a view batch it cannot read", offset=record.offset)
+            return
+        if batch.request_id:
+            future = self._requests.pop(batch.request_id, None)
+            if future is not None and not future.done():
+                future.set_result(batch)
+            return
+        relay = self.relays.get(batch.match_id)
+        opening = batch.kind == vpb.VIEW_KIND_EVENTS and batch.after_sequence == 0
+        if relay is None and (opening or batch.kind == vpb.VIEW_KIND_SNAPSHOT):
+            relay = self._opened(batch)
+        if relay is not None:
+            away = relay.away
+            relay.learn(batch)
+            if self._current(relay, batch):
+                self._push_views(relay, batch)
+            await self._still_here(relay, relay.away - away, batch.sequence)
+        for answer in batch.answers:
+            outcome = answer_outcome(answer)
+            if relay is not None:
+                relay.answers[answer.command_id] = outcome
+                while len(relay.answers) > KEPT_ANSWERS:
+                    relay.answers.popitem(last=False)
+            waiting = self._waiting.pop(answer.command_id, None)
+            if waiting is not None and not waiting.done():
+                waiting.set_result(outcome)
+
+    async def _still_here(self, relay: Relayed, gone: frozenset[int], sequence: int) -> None:
+        """Seats just recorded away whose player's socket here plays the match (the match
+        service recovered and does not know who is connected): record them back."""
+        watching = {c.player_id for c in self.watchers(relay.stream)}
+        for seat in sorted(gone):
+            player = relay.seats.get(seat)
+            if player is None or player not in watching:
+                continue
+            payload = match_pb2.PlayerReconnected(player_id=player)
+            # One id per disconnection: every instance holding the player sends the same command.
+            cid = f"gw:present:{sequence}:{player}"
+            await self.tell(
+                topics.MATCH_COMMANDS, new_command(relay.stream, payload, command_id=cid)
+            )
+
+    def _opened(self, batch: vpb.ViewBatch) -> Relayed | None:
+        """A match that opened (or was redrawn) with a seat of a player connected here: relay
+        it, and its seats' sockets here follow it."""
+        seated = [v.player_id for v in batch.seats]
+        if not any(self.local(player) for player in seated):
             return None
-        self.views[match_id] = view
-        if view.room_code:
-            self.room_matches.setdefault(view.room_code, match_id)
-        return view
+        relay = self.relays[batch.match_id] = Relayed(batch.match_id, batch.game)
+        relay.learn(batch)
+        if relay.room_code:
+            self.room_matches[relay.room_code] = relay.match_id
+        for player in seated:
+            for client in self.local(player):
+                previous = client.match_id
+                client.match_id = relay.match_id
+                self.watch(client, relay.stream)
+                if previous is not None and previous != relay.match_id:
+                    self.unwatch(client, MATCH_PREFIX + previous)
+                    self.forget(previous)
+        return relay
+
+    def _current(self, relay: Relayed, batch: vpb.ViewBatch) -> bool:
+        """Whether a batch is to be relayed (not one relayed before); a gap before it (views
+        lost to a crash of their maker) has the local viewers redrawn."""
+        if batch.kind == vpb.VIEW_KIND_TICK:
+            return True
+        if batch.kind == vpb.VIEW_KIND_SNAPSHOT:
+            if batch.sequence <= relay.sequence:
+                return False
+            relay.sequence = batch.sequence
+            return True
+        if batch.sequence == batch.after_sequence:
+            return True  # answers only
+        if batch.sequence <= relay.sequence:
+            return False
+        if batch.after_sequence > relay.sequence and relay.sequence:
+            asyncio.get_running_loop().create_task(self.redraw(relay))
+        relay.sequence = batch.sequence
+        return True
+
+    def _push_views(self, relay: Relayed, batch: vpb.ViewBatch) -> None:
+        stream = relay.stream
+        watchers = self.watchers(stream)
+        spectators = self._spectators.get(stream, set())
+        for push in batch.pushes:
+            texts = [message.decode() for message in push.messages]
+            for viewer in push.viewers:
+                if viewer.seat:
+                    targets = [
+                        c
+                        for c in watchers
+                        if c.player_id == viewer.player_id and c not in spectators
+                    ]
+                else:
+                    targets = list(spectators)
+                for client in targets:
+                    for text in texts:
+                        client.push_text(text)
+
+    async def snapshot(self, match_id: str, viewers: Iterable[tuple[str, str]]) -> vpb.ViewBatch:
+        """Ask the match service (the instance that owns the match) for the snapshots of these
+        viewers, (player id, role) each: a player's seat view if they hold one."""
+        request_id = uuid.uuid4().hex
+        future = self._requests[request_id] = asyncio.get_running_loop().create_future()
+        payload = vpb.ViewRequest(
+            match_id=match_id,
+            request_id=request_id,
+            viewers=[vpb.Viewer(player_id=p, role=r) for p, r in viewers],
+        )
+        stream = MATCH_PREFIX + match_id
+        try:
+            await self.tell(
+                topics.MATCH_COMMANDS, new_command(stream, payload, command_id=f"view:{request_id}")
+            )
+            return await asyncio.wait_for(future, self.command_timeout)
+        except TimeoutError:
+            raise GatewayError(ErrorCode.TIMEOUT, "no answer from the service in time") from None
+        finally:
+            self._requests.pop(request_id, None)
+
+    def relayed(self, batch: vpb.ViewBatch) -> Relayed:
+        """The relay of the match a snapshot answer describes (made if this instance had none)."""
+        relay = self.relays.get(batch.match_id)
+        if relay is None:
+            relay = self.relays[batch.match_id] = Relayed(batch.match_id, batch.game)
+        relay.learn(batch)
+        relay.sequence = max(relay.sequence, batch.sequence)
+        if relay.room_code:
+            self.room_matches.setdefault(relay.room_code, relay.match_id)
+        return relay
+
+    async def redraw(self, relay: Relayed) -> None:
+        """Send every local viewer of a match its snapshot (views were lost on the way)."""
+        stream = relay.stream
+        spectators = self._spectators.get(stream, set())
+        seated = {c.player_id for c in self.watchers(stream) if c not in spectators}
+        asked = [(player, "") for player in sorted(seated)]
+        if spectators:
+            asked.append(("", "spectator"))
+        if not asked:
+            return
+        try:
+            batch = await self.snapshot(relay.match_id, asked)
+        except GatewayError:
+            log.warning("a match's views could not be redrawn", match=relay.match_id)
+            return
+        self.relayed(batch)
+        self._push_views(relay, batch)
+
+    # -- the log -----------------------------------------------------------------------------
 
     async def read_stream(self, topic: str, stream: str) -> list[Event]:
         """Every event of one stream, read from its partition (a scan: for rare look-ups)."""
@@ -310,70 +533,10 @@ class Hub:
         return found
 
     def forget(self, match_id: str) -> None:
-        """Drop a fold nobody here watches any more (it can always be read again)."""
+        """Stop relaying a match nobody here watches any more (a snapshot brings it back)."""
         stream = MATCH_PREFIX + match_id
         if not self.watchers(stream):
-            self.views.pop(match_id, None)
-
-
-def match_push(view: MatchView, event: Event) -> dict[str, Any] | None:
-    """The client message for one match event (None for the match's own bookkeeping)."""
-    p = event.payload
-    base: dict[str, Any] = {"match_id": view.match_id, "sequence": event.sequence}
-    if event.type == matches.GAME_STARTED:
-        return {"type": "snapshot", **view.snapshot(now_ms())}
-    if event.type == matches.STRENGTH_ATTACKED:
-        return {
-            "type": "strength_attacked",
-            **base,
-            "player": p.player,
-            "attacker": p.attacker,
-            "target": p.target,
-            "rerolls": {r.die: r.value for r in p.rerolls},
-            "to_move": view.game.to_move,
-            "clocks": view.clocks(now_ms()),
-        }
-    if event.type == matches.MIND_ATTACKED:
-        return {
-            "type": "mind_attacked",
-            **base,
-            "player": p.player,
-            "target": p.target,
-            "tokens": list(p.tokens),
-            "value": p.value,
-            "rerolls": {r.die: r.value for r in p.rerolls},
-            "to_move": view.game.to_move,
-            "clocks": view.clocks(now_ms()),
-        }
-    if event.type == matches.TURN_SKIPPED:
-        return {
-            "type": "turn_skipped",
-            **base,
-            "player": p.player,
-            "reason": p.reason,
-            "to_move": view.game.to_move,
-            "clocks": view.clocks(now_ms()),
-        }
-    if event.type == matches.GAME_ENDED:
-        winner = view.seats[p.winner - 1].player_id if len(view.seats) >= p.winner else ""
-        return {
-            "type": "game_over",
-            **base,
-            "winner": p.winner,
-            "winner_player_id": p.winner_player_id or winner,
-            "reason": p.reason,
-            "remaining": {"1": p.remaining1, "2": p.remaining2},
-        }
-    if event.type == matches.PLAYER_DISCONNECTED:
-        return {
-            "type": "opponent_disconnected",
-            **base,
-            "seat": p.seat,
-            "reconnect_deadline_ms": p.reconnect_deadline_ms,
-        }
-    if event.type == matches.PLAYER_RECONNECTED:
-        return {"type": "opponent_reconnected", **base, "seat": p.seat}
-    return None
+            self.relays.pop(match_id, None)
 
 
 def command(stream: str, payload: Any, command_id: str) -> Command:

@@ -2,19 +2,28 @@
 
 Every client message is a JSON object with a ``type`` and an ``id`` (1–64 characters, chosen by
 the client, unique per session: a message repeated with the same id is the same command). The
-server answers each one with ``ack`` or ``error`` echoing the id. Server pushes are plain dicts
-built by :mod:`arena_gateway.push`.
+server answers each one with ``ack`` or ``error`` echoing the id. A game's own messages (moves,
+previews, its settings) are its module's (``client.messages`` and ``client.relayed``, its
+``lobby.form``), read here through the registry; its pushes are made by the game's views in the
+match service and relayed, the rest here as plain dicts.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from arena_games.registry import STANDARD
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, model_validator
 
 MessageId = Annotated[str, Field(min_length=1, max_length=64)]
-DieName = Annotated[str, Field(min_length=1, max_length=8)]
 RoomCode = Annotated[str, Field(min_length=1, max_length=16)]
+GameName = Annotated[str, Field(min_length=1, max_length=64)]
+#: The game a lobby message names when it names none (every client before the game seam).
+DEFAULT_GAME = "maths-warriors"
+#: The first game that keeps its players' armies (Digits): ``ghost_sharing``'s default.
+GHOSTS_GAME = next((m.name for m in STANDARD if m.ghosts is not None), "")
+#: The first game played in duels (Digits): ``challenge_duel``'s default.
+DUEL_GAME = next((m.name for m in STANDARD if "duel" in m.modes), "")
 
 
 class _Message(BaseModel):
@@ -23,30 +32,57 @@ class _Message(BaseModel):
     id: MessageId
 
 
-class RoomSettings(BaseModel):
-    """What a room (or a game against the AI) is played with; omitted values take the defaults."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    game_seconds: Annotated[int, Field(ge=60, le=3600)] = 720
-    move_seconds: Annotated[int, Field(ge=0, le=120)] = 30
-    #: The four ruleset options by name (``first_player_penalty``, ``timeout_winner``,
-    #: ``first_player_compare``, ``all_equal_start``); the match service validates the values.
-    rules: dict[Annotated[str, Field(max_length=32)], Annotated[str, Field(max_length=32)]] = Field(
-        default_factory=dict, max_length=4
-    )
-    preview: bool = False
-    mode: Literal["casual", "ranked"] = "casual"
-
-
 class Auth(_Message):
     type: Literal["auth"]
     token: Annotated[str, Field(min_length=1, max_length=256)]
 
 
 class CreateRoom(_Message):
+    """Open a room of ``game``; ``settings`` is the game's settings form (``lobby.form``),
+    checked here as the message is read, like every message's shape (a game nobody registered
+    is left to matchmaking, which refuses it with ``unknown_game``)."""
+
     type: Literal["create_room"]
-    settings: RoomSettings = Field(default_factory=RoomSettings)
+    game: GameName = DEFAULT_GAME
+    #: A one-seat game's room is side by side (mode room) whether this says so or not; a game
+    #: of more seats has its mode, if any, in its form.
+    mode: Literal["room"] | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+    _form: BaseModel | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _check_form(self) -> CreateRoom:
+        if self.game in STANDARD:
+            self._form = STANDARD.find(self.game).lobby.form.model_validate(self.settings)
+        return self
+
+    @property
+    def form(self) -> BaseModel | None:
+        """The game's settings form (None: no such game)."""
+        return self._form
+
+
+class FillSeat(_Message):
+    """The host fills an empty seat of their waiting room with one of the game's AI levels or
+    scripted policies (seat 0 or left out: the lowest free seat)."""
+
+    type: Literal["fill_seat"]
+    seat: Annotated[int, Field(ge=0, le=64)] = 0
+    policy: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class StartRoom(_Message):
+    """The host starts their waiting room now; empty seats get the game's default fill."""
+
+    type: Literal["start_room"]
+
+
+class WatchRoom(_Message):
+    """Follow a room by its code without a seat: its lobby pushes (seats taken and filled, the
+    match started with its id, finished, closed)."""
+
+    type: Literal["watch_room"]
+    code: RoomCode
 
 
 class JoinRoom(_Message):
@@ -60,8 +96,15 @@ class LeaveRoom(_Message):
 
 class Queue(_Message):
     type: Literal["queue"]
-    game: Literal["maths-warriors"] = "maths-warriors"
+    #: A registered game; matchmaking says whether it has a queue in this mode.
+    game: GameName = DEFAULT_GAME
     mode: Literal["casual", "ranked"] = "casual"
+
+    @model_validator(mode="after")
+    def _known_game(self) -> Queue:
+        if self.game not in STANDARD:
+            raise ValueError(f"no game {self.game!r}")
+        return self
 
 
 class LeaveQueue(_Message):
@@ -69,37 +112,96 @@ class LeaveQueue(_Message):
 
 
 class PlayAi(_Message):
+    """A match against the game's AI at ``level``; ``settings`` is the game's form, checked as
+    the message is read (as create_room's)."""
+
     type: Literal["play_ai"]
     level: Literal["easy", "medium", "hard", "impossible"]
-    settings: RoomSettings = Field(default_factory=RoomSettings)
+    game: GameName = DEFAULT_GAME
+    settings: dict[str, Any] = Field(default_factory=dict)
+    _form: BaseModel | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _check_form(self) -> PlayAi:
+        if self.game not in STANDARD:
+            raise ValueError(f"no game {self.game!r}")
+        self._form = STANDARD.find(self.game).lobby.form.model_validate(self.settings)
+        return self
+
+    @property
+    def form(self) -> BaseModel | None:
+        return self._form
 
 
-class StrengthMove(_Message):
-    type: Literal["strength"]
-    attacker: DieName
-    target: DieName
+#: The modes a one-seat game is started in alone (``play_solo``); a room or a duel is not one.
+SoloMode = Literal["ranked", "casual", "daily", "tutorial", "trial"]
 
 
-class MindMove(_Message):
-    type: Literal["mind"]
-    target: DieName
-    #: Dice as ``{"die": "D6", "value": 3}`` and operators / parentheses as strings; checked
-    #: against the whitelist by arena_gateway.limits (typed errors rather than a shape error).
-    tokens: list[Any]
+class PlaySolo(_Message):
+    """Start a game of a one-seat game alone in ``mode`` (Digits: docs/rules/digits.md);
+    matchmaking refuses a game or mode it cannot start alone (``mode_not_available``)."""
+
+    type: Literal["play_solo"]
+    game: GameName
+    mode: SoloMode
+
+    @model_validator(mode="after")
+    def _known_game(self) -> PlaySolo:
+        if self.game not in STANDARD:
+            raise ValueError(f"no game {self.game!r}")
+        return self
 
 
-class SkipMove(_Message):
-    type: Literal["skip"]
+class GhostSharing(_Message):
+    """The account's setting for the ghosts its games leave (Digits' ghost store): served under
+    the login, anonymously (the default) or not at all."""
+
+    type: Literal["ghost_sharing"]
+    sharing: Literal["login", "anonymous", "none"]
+    game: GameName = GHOSTS_GAME
+
+    @model_validator(mode="after")
+    def _game_with_ghosts(self) -> GhostSharing:
+        if self.game not in STANDARD or STANDARD.find(self.game).ghosts is None:
+            raise ValueError(f"no game {self.game!r} keeps its players' armies")
+        return self
+
+
+DuelId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+
+
+class ChallengeDuel(_Message):
+    """Challenge the account named ``opponent`` (its username) to a duel of a one-seat game,
+    ``stake`` credits each; the ack's ``duel_id`` is what the opponent accepts."""
+
+    type: Literal["challenge_duel"]
+    opponent: Annotated[str, Field(min_length=1, max_length=64)]
+    game: GameName = DUEL_GAME
+    stake: Annotated[int, Field(ge=0, le=10_000)] = 0
+
+    @model_validator(mode="after")
+    def _known_game(self) -> ChallengeDuel:
+        if self.game not in STANDARD or "duel" not in STANDARD.find(self.game).modes:
+            raise ValueError(f"no game {self.game!r} is played in duels")
+        return self
+
+
+class AcceptDuel(_Message):
+    """The challenged player accepts: both games start (their views follow)."""
+
+    type: Literal["accept_duel"]
+    duel_id: DuelId
+
+
+class DeclineDuel(_Message):
+    """Either player, before the acceptance: the challenged declines, the challenger withdraws."""
+
+    type: Literal["decline_duel"]
+    duel_id: DuelId
 
 
 class Resign(_Message):
     type: Literal["resign"]
-
-
-class Preview(_Message):
-    type: Literal["preview"]
-    tokens: list[Any]
-    target: DieName | None = None
 
 
 class RematchRequest(_Message):
@@ -119,78 +221,78 @@ class Reconnect(_Message):
     code: RoomCode | None = None
     match_id: Annotated[str, Field(max_length=64)] | None = None
     player_id: Annotated[str, Field(max_length=64)]
-    token: Annotated[str, Field(min_length=1, max_length=256)]
+    #: May be left out on a socket authenticated on its handshake (the browser's cookie).
+    token: Annotated[str, Field(min_length=1, max_length=256)] | None = None
 
 
 class Pong(_Message):
     type: Literal["pong"]
 
 
-ClientMessage = Annotated[
-    Auth
-    | CreateRoom
-    | JoinRoom
-    | LeaveRoom
-    | Queue
-    | LeaveQueue
-    | PlayAi
-    | StrengthMove
-    | MindMove
-    | SkipMove
-    | Resign
-    | Preview
-    | RematchRequest
-    | RematchAccept
-    | RematchDecline
-    | Reconnect
-    | Pong,
-    Field(discriminator="type"),
-]
+class WatchMatch(_Message):
+    """Watch a match without a seat (a room's code leads to its id: ``watch_room``): the
+    spectators' view of it (the Maze's observers'), a snapshot first, then its pushes."""
 
-CLIENT_MESSAGES: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+    type: Literal["watch_match"]
+    match_id: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+def _type_of(model: type[BaseModel]) -> str:
+    return str(model.model_fields["type"].annotation.__args__[0])  # type: ignore[union-attr]
+
+
+#: The gateway's own messages (a game's are its module's ``client.messages``).
+OWN_MESSAGES: tuple[type[BaseModel], ...] = (
+    Auth,
+    CreateRoom,
+    JoinRoom,
+    LeaveRoom,
+    FillSeat,
+    StartRoom,
+    WatchRoom,
+    WatchMatch,
+    Queue,
+    LeaveQueue,
+    PlayAi,
+    PlaySolo,
+    GhostSharing,
+    ChallengeDuel,
+    AcceptDuel,
+    DeclineDuel,
+    Resign,
+    RematchRequest,
+    RematchAccept,
+    RematchDecline,
+    Reconnect,
+    Pong,
+)
+#: Message type -> the game whose client accepts it, for every registered game.
+GAME_MESSAGES: tuple[type[BaseModel], ...] = tuple(
+    model for module in STANDARD for model in (*module.client.messages, *module.client.relayed)
+)
+GAME_OF_MESSAGE: dict[str, str] = {
+    _type_of(model): module.name
+    for module in STANDARD
+    for model in (*module.client.messages, *module.client.relayed)
+}
+
+
+#: Any client message: the gateway's own, or a registered game's (each model has ``id`` and
+#: ``type``; the union is the registry's, so a game added there is read here).
+ClientMessage = Any
+
+CLIENT_MESSAGES: TypeAdapter[Any] = TypeAdapter(
+    Annotated[Union[(*OWN_MESSAGES, *GAME_MESSAGES)], Field(discriminator="type")]  # type: ignore[arg-type]
+)
 
 #: Every client message type, as the AsyncAPI document must list them.
-CLIENT_TYPES: frozenset[str] = frozenset(
-    model.model_fields["type"].annotation.__args__[0]  # type: ignore[union-attr]
-    for model in (
-        Auth,
-        CreateRoom,
-        JoinRoom,
-        LeaveRoom,
-        Queue,
-        LeaveQueue,
-        PlayAi,
-        StrengthMove,
-        MindMove,
-        SkipMove,
-        Resign,
-        Preview,
-        RematchRequest,
-        RematchAccept,
-        RematchDecline,
-        Reconnect,
-        Pong,
-    )
-)
+CLIENT_TYPES: frozenset[str] = frozenset(_type_of(m) for m in (*OWN_MESSAGES, *GAME_MESSAGES))
 
-#: Server pushes (besides ``ack`` and ``error``), as the AsyncAPI document must list them.
+#: Server pushes (besides ``ack`` and ``error``), as the AsyncAPI document must list them: the
+#: gateway's own, and every registered game's (``client.pushes``, made by its views).
 SERVER_TYPES: frozenset[str] = frozenset(
-    {
-        "ack",
-        "error",
-        "ping",
-        "snapshot",
-        "time_sync",
-        "strength_attacked",
-        "mind_attacked",
-        "turn_skipped",
-        "game_over",
-        "opponent_disconnected",
-        "opponent_reconnected",
-        "preview",
-        "lobby",
-    }
-)
+    {"ack", "error", "ping", "lobby", "server_shutdown"}
+).union(*(module.client.pushes for module in STANDARD))
 
 
 class ErrorCode:
@@ -204,6 +306,8 @@ class ErrorCode:
     INVALID_TOKEN = "invalid_token"
     EXPRESSION_TOO_LONG = "expression_too_long"
     NOT_IN_ROOM = "not_in_room"
+    #: ``challenge_duel``'s opponent is no account's username.
+    UNKNOWN_PLAYER = "unknown_player"
     NOT_IN_MATCH = "not_in_match"
     NOT_A_PLAYER = "not_a_player"
     PREVIEW_OFF = "preview_off"

@@ -7,20 +7,19 @@ partition, catch up, list its streams, and evict finished matches from memory.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
-from arena_engine.maths_warriors import GameState, Move, Status
-from arena_engine.maths_warriors.ai import choose_move
+from arena_games.contract import Inputs, Thought
 from arena_runtime import topics
 from arena_runtime.entropy import random_bits
-from arena_runtime.envelope import Command
+from arena_runtime.envelope import Command, Event
 from arena_runtime.eventlog import EventLog
+from arena_runtime.snapshots import SnapshotPolicy
 from arena_runtime.streams import Answer, Decision, StreamRunner
 
 from arena_match.clock import at_ms, now_ms
-from arena_match.decide import TIMERS, Inputs, MatchSettings, decide
+from arena_match.decide import MatchSettings, decide, is_timer
 from arena_match.state import EVICTED, MatchState, apply, initial
 
 #: How far behind a timer's own clock an instance's clock may be (see _on_time).
@@ -31,13 +30,6 @@ def fresh_seed() -> int:
     return random_bits(63)
 
 
-@dataclass(frozen=True, slots=True)
-class _ChosenMove:
-    game: GameState
-    ai_seed: int
-    move: Move
-
-
 def _on_time(now: int, payload: object) -> int:
     """The decision time of a command: a timer a little early counts as on time.
 
@@ -46,7 +38,7 @@ def _on_time(now: int, payload: object) -> int:
     never fire again; decided at its deadline instead (and recorded so), it takes effect.
     """
     due = getattr(payload, "deadline_ms", None) or getattr(payload, "due_ms", None)
-    if isinstance(payload, TIMERS) and due is not None and now < due <= now + CLOCK_SKEW_MS:
+    if is_timer(payload) and due is not None and now < due <= now + CLOCK_SKEW_MS:
         return int(due)
     return now
 
@@ -56,7 +48,7 @@ class Decider:
 
     The runner stamps a decision's events with ``clock()`` right after calling ``decide``; this
     clock returns the decision's own time, so the envelope's ``time`` is exactly the ``now_ms``
-    the engine decided with (``arena verify`` reads it back from there).
+    the game decided with (``arena verify`` reads it back from there).
     """
 
     def __init__(
@@ -69,37 +61,32 @@ class Decider:
         self._clock = clock
         self._seeds = seeds
         self._decided_at = at_ms(clock())
-        self._ai_moves: dict[str, _ChosenMove] = {}
+        #: Stream -> what its game thought ahead for the timer about to be decided.
+        self._thoughts: dict[str, Thought] = {}
 
     def decide(self, state: MatchState, command: Command) -> Decision:
         now = _on_time(self._clock(), command.payload)
         self._decided_at = at_ms(now)
-        chosen = self._ai_moves.pop(command.stream, None)
-        if chosen is not None and chosen.game is state.game:
-            inputs = Inputs(now, self._seeds(), chosen.ai_seed, chosen.move)
+        thought = self._thoughts.pop(command.stream, None)
+        if thought is not None and thought.state is state.game:
+            inputs = Inputs(now, self._seeds(), thought.seed, thought)
         else:
             inputs = Inputs(now, self._seeds(), self._seeds())
         return decide(state, command.stream, command.payload, inputs, self.settings)
 
-    async def choose_ai_move(self, stream: str, state: MatchState, move_number: int) -> None:
-        """Choose the AI's move in a thread before its AiMove is decided.
-
-        The stronger levels think for a fifth of a second; inside ``decide`` that would stall
-        every match of this instance. The move is used only if the state is still the very one
-        it was chosen for; the seed it was chosen with is recorded like any other.
-        """
-        game = state.game
-        if (
-            game.status is not Status.PLAYING
-            or game.move_count != move_number
-            or not state.seat(game.to_move).is_ai
-        ):
+    async def think(self, stream: str, state: MatchState, command: Command) -> None:
+        """Let the game think about a command about to be decided (one of ``rules.thinks``:
+        its AI's move, a house ghost's army), in a thread: the stronger Maths Warriors levels
+        think for a fifth of a second, which inside ``decide`` would stall every match of this
+        instance. The thought is used only if the state is still the very one it was had on;
+        its seed is recorded like any other."""
+        module = state.module
+        if module is None or state.over or not isinstance(command.payload, module.rules.thinks):
             return
-        level = state.seat(game.to_move).ai_level
-        assert level is not None
-        ai_seed = self._seeds()
-        move = await asyncio.to_thread(choose_move, game, level, ai_seed)
-        self._ai_moves[stream] = _ChosenMove(game, ai_seed, move)
+        seed = self._seeds()
+        thought = await asyncio.to_thread(module.rules.think, state.game, command.payload, seed)
+        if thought is not None:
+            self._thoughts[stream] = thought
 
     def decided_at(self) -> datetime:
         return self._decided_at
@@ -113,11 +100,42 @@ class MatchRunner(StreamRunner[MatchState]):
             log,
             topics.MATCH_EVENTS,
             initial=initial,
-            apply=apply,
+            apply=self._apply,
             decide=decider.decide,
             clock=decider.decided_at,
+            snapshots=SNAPSHOTS,
         )
         self.decider = decider
+        #: Event id -> the match's state after it, for the events folded while a batch is
+        #: handled (:meth:`journal`): the views of each event are made on the state after it.
+        self._after: dict[str, MatchState] = {}
+        self._journaling = 0
+
+    def _apply(self, state: MatchState, event: Event) -> MatchState:
+        after = apply(state, event)
+        if self._journaling:
+            self._after[event.event_id] = after
+        return after
+
+    async def handle_journaled(
+        self, commands: Sequence[Command]
+    ) -> tuple[list[Answer], dict[str, MatchState]]:
+        """``handle_batch``, and the state after each event it folded (by event id): what the
+        views of those events are made on, without folding them a second time."""
+        self._journaling += 1
+        try:
+            answers = await self.handle_batch(commands)
+        finally:
+            self._journaling -= 1
+        after = {
+            event.event_id: self._after.pop(event.event_id)
+            for answer in answers
+            for event in answer.events
+            if event.event_id in self._after
+        }
+        if not self._journaling:
+            self._after.clear()  # what other folds meanwhile (a catch-up) left there
+        return answers, after
 
     def compact(self, stream: str, command_ids: Iterable[str] | None = None) -> None:
         """Keep only the command ids of the stream's answers, not the events they caused.
@@ -151,6 +169,13 @@ class MatchRunner(StreamRunner[MatchState]):
 
     def __len__(self) -> int:
         return self.stream_count()
+
+
+#: Snapshots keep an evicted match as its sequence alone (it comes back as EVICTED), and every
+#: other match as its own events, folded again by ``apply``: no game encodes its state.
+SNAPSHOTS: SnapshotPolicy[MatchState] = SnapshotPolicy(
+    "match-1", at_rest=lambda state: state.evicted, rest=lambda _: EVICTED
+)
 
 
 def _over(state: MatchState) -> bool:

@@ -13,12 +13,10 @@ from __future__ import annotations
 import asyncio
 import heapq
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 
-from arena_engine.maths_warriors import Status
+from arena_games.contract import Presence, Timer
 from arena_runtime import telemetry
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
-from google.protobuf.message import Message
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 
 from arena_match.clock import now_ms
 from arena_match.state import MatchState
@@ -29,47 +27,24 @@ log = telemetry.get_logger(__name__)
 RETRY_MS = 1000
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Timer:
-    due_ms: int
-    command_id: str
-    payload: Message = field(compare=False)
+__all__ = ["Timer", "TimerWheel", "timers_of"]
 
 
 def timers_of(state: MatchState) -> list[Timer]:
-    """Every deadline the match is waiting for now."""
-    game = state.game
-    if not state.created or state.over or game.status is not Status.PLAYING:
+    """Every deadline the match is waiting for now: the game's (``rules.timers``), and the
+    reconnect window of each away seat of a game whose absent seats forfeit."""
+    if not state.created or state.over or state.module is None:
         return []
-    timers = []
-    game_end, move_end = game.game_deadline_ms, game.move_deadline_ms
-    if game_end is not None:
-        timers.append(
-            Timer(game_end, f"timer:game:{game_end}", pb.GameClockExpiry(deadline_ms=game_end))
-        )
-    if move_end is not None:
-        timers.append(
-            Timer(move_end, f"timer:move:{move_end}", pb.MoveClockTimeout(deadline_ms=move_end))
-        )
-    for seat, deadline in enumerate(state.reconnect_deadlines, start=1):
-        if deadline is not None:
+    timers = list(state.module.rules.timers(state.game))
+    if state.away and state.presence is Presence.FORFEIT:
+        for seat, deadline in state.away:
             timers.append(
                 Timer(
                     deadline,
                     f"timer:reconnect-{seat}:{deadline}",
-                    pb.ReconnectExpired(seat=seat, deadline_ms=deadline),
+                    match_pb2.ReconnectExpired(seat=seat, deadline_ms=deadline),
                 )
             )
-    if state.seat(game.to_move).is_ai:
-        # The move number is in the kind: two AI turns may fall due in the same millisecond.
-        due = state.turn_started_ms + state.ai_think_ms
-        timers.append(
-            Timer(
-                due,
-                f"timer:ai-{game.move_count}:{due}",
-                pb.AiMove(seat=game.to_move, move_number=game.move_count, due_ms=due),
-            )
-        )
     return timers
 
 

@@ -3,11 +3,13 @@
 For each ``match-<id>`` stream, the events that the reading rule accepts are grouped into the
 batches one command caused (its ``causation_id``). Each batch's command is looked up in
 ``arena.commands.match`` and decided again with :func:`arena_match.decide.decide` on the state
-folded so far, with the inputs the log recorded: the batch's envelope time as the server time,
-the ``seed`` and ``ai_seed`` of its payloads, and, for CreateMatch, the service settings the
-MatchCreated event records. The decision must equal the logged batch exactly (or the logged
-rejection's code). A command answered by two batches was applied twice; a command of the
-commands topic with no answer was lost (or is still in flight: ``strict`` makes that a failure).
+folded so far, whatever the game, with the inputs the log recorded: the batch's envelope time
+as the server time, the ``seed`` and ``ai_seed`` of its payloads (a seed a game records inside
+a message, as Matrix Games' settings do, is found there), and, for StartMatch, the service
+settings the MatchOpened event records. The decision must equal the logged batch exactly (or
+the logged rejection's code). A command answered by two batches was applied twice; a command of
+the commands topic with no answer was lost (or is still in flight: ``strict`` makes that a
+failure).
 """
 
 from __future__ import annotations
@@ -17,19 +19,26 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena_games.contract import Inputs
+from arena_games.digits.ghost_store import verify_draws
 from arena_runtime import topics
 from arena_runtime.envelope import CODEC, Command, EnvelopeError, Event
 from arena_runtime.eventlog import EventLog, Record
 from arena_runtime.eventlog.partitioner import partition_for
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
-from arena_runtime.schemas import maths_warriors  # noqa: F401 - registers the match payloads
+from arena_runtime.proto_gen.arena.v1 import match_pb2
+from arena_runtime.proto_gen.arena.v1 import views_pb2 as vpb
 from arena_runtime.streams import REJECTED_TYPE, Rejection, is_next
 
 from arena_match.clock import ms_of
-from arena_match.decide import Inputs, MatchSettings, decide
+from arena_match.decide import MatchSettings, decide
 from arena_match.state import STREAM_PREFIX, MatchState, apply
 
 READ_BATCH = 1000
+#: The Digits ghost store's stream (matchmaking's), whose draws are re-decided too.
+GHOST_STREAM = "ghosts-digits"
+
+
+ASKED_OF_THE_VIEWS = (vpb.ViewRequest, vpb.ClientRelay)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +60,8 @@ class Report:
     ignored: int = 0
     malformed: int = 0
     problems: list[Problem] = field(default_factory=list)
+    #: Armies the Digits ghost store drew, chosen again from its stream.
+    ghost_armies: int = 0
     #: Commands with no answer in the log (lost, or not handled yet).
     unanswered: list[Problem] = field(default_factory=list)
 
@@ -88,6 +99,10 @@ async def verify_log(log: EventLog, match_id: str | None = None) -> Report:
         except EnvelopeError:
             report.malformed += 1
             continue
+        # A snapshot request or a relayed message asks the views, not the match: it is answered
+        # on arena.match.views, never in the events, and decides nothing to verify.
+        if isinstance(command.payload, ASKED_OF_THE_VIEWS):
+            continue
         if command.stream.startswith(STREAM_PREFIX):
             key = (command.stream, command.command_id)
             if key not in commands:
@@ -111,7 +126,33 @@ async def verify_log(log: EventLog, match_id: str | None = None) -> Report:
             for command_id in order.get(name, [])
             if command_id not in answered
         )
+    if match_id is None:
+        await _verify_ghost_store(log, report)
     return report
+
+
+async def _verify_ghost_store(log: EventLog, report: Report) -> None:
+    """The Digits ghost store's draws (a selection, a room's turn, a duel's 12), chosen again
+    from its stream: each decision's accepted events, grouped by the command that caused them
+    (its id seeds the draw), against the store folded from the decisions before."""
+    decisions: list[tuple[str, list[Any]]] = []
+    sequence, batch_id = 0, ""
+    for record in await _read_all(log, topics.MATCHMAKING_EVENTS, GHOST_STREAM):
+        try:
+            event = CODEC.decode_event(record.value)
+        except EnvelopeError:
+            report.malformed += 1
+            continue
+        if not is_next(event, sequence, batch_id):
+            continue
+        sequence, batch_id = event.sequence, event.batch_id
+        if decisions and event.batch_index > 0 and decisions[-1][0] == event.causation_id:
+            decisions[-1][1].append(event.payload)
+        else:
+            decisions.append((event.causation_id, [event.payload]))
+    checked, problems = verify_draws(decisions)
+    report.ghost_armies = checked
+    report.problems.extend(Problem(GHOST_STREAM, "", what) for what in problems)
 
 
 def _batches(events: Iterable[Event], report: Report) -> list[list[Event]]:
@@ -161,21 +202,41 @@ def _verify_stream(
 
 
 def _recorded(batch: list[Event], name: str) -> int:
-    for event in batch:
-        payload = event.payload
-        if name in payload.DESCRIPTOR.fields_by_name and (
-            payload.DESCRIPTOR.fields_by_name[name].has_presence is False or payload.HasField(name)
-        ):
-            return int(getattr(payload, name))
+    """The value of the first field ``name`` set in the batch's payloads: top-level fields
+    first, then inside their messages (a game may record a seed in its settings)."""
+    payloads = [event.payload for event in batch]
+    for _depth in range(3):
+        nested: list[Any] = []
+        for payload in payloads:
+            if not hasattr(payload, "DESCRIPTOR") or isinstance(payload, match_pb2.MatchEnded):
+                continue
+            fields = payload.DESCRIPTOR.fields_by_name
+            field_ = fields.get(name)
+            if field_ is not None and (not field_.has_presence or payload.HasField(name)):
+                value = getattr(payload, name)
+                if isinstance(value, int):
+                    return value
+            for descriptor in payload.DESCRIPTOR.fields:
+                if (
+                    descriptor.message_type is not None
+                    and not _repeated(descriptor)
+                    and payload.HasField(descriptor.name)
+                ):
+                    nested.append(getattr(payload, descriptor.name))
+        payloads = nested
     return 0
+
+
+def _repeated(descriptor: Any) -> bool:
+    return bool(descriptor.is_repeated)
 
 
 def _check(state: MatchState, stream: str, command: Command, batch: list[Event]) -> str:
     inputs = Inputs(ms_of(batch[0].time), _recorded(batch, "seed"), _recorded(batch, "ai_seed"))
     settings = MatchSettings()
     first = batch[0].payload
-    if isinstance(first, pb.MatchCreated):
-        settings = MatchSettings(first.reconnect_ms, first.ai_think_ms)
+    if isinstance(first, match_pb2.MatchOpened):
+        settings = MatchSettings(first.service.reconnect_ms, first.service.ai_think_ms)
     decision = decide(state, stream, command.payload, inputs, settings)
     if batch[0].type == REJECTED_TYPE:
         logged = batch[0].payload.code

@@ -36,6 +36,7 @@ from arena_runtime.malformed import decode_or_skip
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.streams import REJECTED_TYPE, SequenceGate
 
+from arena_matchmaking.duels import DUEL_PREFIX
 from arena_matchmaking.ids import room_stream
 from arena_matchmaking.lobby import PLAYER_PREFIX, QUEUE_PREFIX, ROOM_PREFIX
 from arena_matchmaking.rooms import Room, RoomStatus, apply_room, initial_room
@@ -71,6 +72,15 @@ class LobbyDirectory:
         self.player_queues: dict[str, str] = {}
         #: Match id -> code of the room that plays it.
         self.match_rooms: dict[str, str] = {}
+        #: Player id -> their live match no room plays (AI game, quick match), and its players.
+        self.player_matches: dict[str, tuple[str, int]] = {}
+        self.match_players: dict[str, set[str]] = {}
+        #: Match id -> the duel it is a game of, until the duel is settled.
+        self.match_duels: dict[str, str] = {}
+        self._duel_players: dict[str, str] = {}
+        #: (player, match) whose PlayerMatchEnded was read before the match's start (another
+        #: partition, read later): the start is then not counted.
+        self._ended_early: set[tuple[str, str]] = set()
         #: CreateRoom command ids this instance accepted whose room is not open yet.
         self.pending: set[str] = set()
         self.offsets: dict[int, int] = {}
@@ -166,13 +176,47 @@ class LobbyDirectory:
             code = event.stream.removeprefix(ROOM_PREFIX)
             self._room_changed(self.rooms.get(code) or initial_room(code), event.payload)
         elif event.stream.startswith(QUEUE_PREFIX):
-            self._queue_changed(event.stream, event.payload)
-        elif event.stream.startswith(PLAYER_PREFIX) and isinstance(
-            event.payload, pb.RoomRequestFailed
-        ):
-            self.pending.discard(event.payload.create_command_id)
+            self._queue_changed(event.stream, event.payload, event)
+        elif event.stream.startswith(DUEL_PREFIX):
+            duel, payload = event.stream.removeprefix(DUEL_PREFIX), event.payload
+            if isinstance(payload, pb.DuelStarted):
+                self.match_duels.update(dict.fromkeys(payload.match_ids, duel))
+                for match, player in zip(payload.match_ids, payload.players, strict=True):
+                    self._duel_players[match] = player.player_id
+            elif isinstance(payload, pb.DuelSettled):
+                for match in [m for m, d in self.match_duels.items() if d == duel]:
+                    del self.match_duels[match]
+                    self._duel_players.pop(match, None)
+        elif event.stream.startswith(PLAYER_PREFIX):
+            payload = event.payload
+            if isinstance(payload, pb.RoomRequestFailed):
+                self.pending.discard(payload.create_command_id)
+            elif isinstance(payload, pb.AiMatchRequested):
+                self._match_started(payload.match_id, [payload.player.player_id], event)
+            elif isinstance(payload, pb.PlayerMatchEnded):
+                self._match_ended(payload.player_id, payload.match_id)
 
-    def _queue_changed(self, stream: str, event: object) -> None:
+    def _match_started(self, match: str, players: list[str], event: Event) -> None:
+        started = int(event.time.timestamp() * 1000)
+        for player in players:
+            if (player, match) in self._ended_early:
+                self._ended_early.discard((player, match))
+                continue
+            self.player_matches[player] = (match, started)
+            self.match_players.setdefault(match, set()).add(player)
+
+    def _match_ended(self, player: str, match: str) -> None:
+        players = self.match_players.get(match)
+        if players is None or player not in players:
+            self._ended_early.add((player, match))
+            return
+        players.discard(player)
+        if not players:
+            del self.match_players[match]
+        if self.player_matches.get(player, ("", 0))[0] == match:
+            del self.player_matches[player]
+
+    def _queue_changed(self, stream: str, event: object, envelope: Event) -> None:
         match event:
             case pb.PlayerQueued():
                 self.player_queues[event.player.player_id] = stream
@@ -181,6 +225,11 @@ class LobbyDirectory:
             case pb.PlayersPaired():
                 for player in event.players:
                     self.player_queues.pop(player.player_id, None)
+                self._match_started(event.match_id, [p.player_id for p in event.players], envelope)
+
+    def duel_player(self, match: str) -> str:
+        """The player of a duel's game ("" if unknown)."""
+        return self._duel_players.get(match, "")
 
     def note_request(self, create_command_id: str) -> None:
         """A CreateRoom was accepted here just now: count it until its room opens."""
@@ -194,13 +243,18 @@ class LobbyDirectory:
             for player in before.players:
                 if self.player_rooms.get(player.player_id) == before.code:
                     del self.player_rooms[player.player_id]
-        if after.status in _SEATED:
+        if after.status in _SEATED and after.exclusive:  # a non-exclusive game blocks nothing
             for player in after.players:
                 self.player_rooms[player.player_id] = after.code
         if before.match_id and before.match_id != after.match_id:
             self.match_rooms.pop(before.match_id, None)
+            for game in before.games() if before.side_by_side else ():
+                self.match_rooms.pop(game, None)
         if after.match_id:
             self.match_rooms[after.match_id] = after.code
+            # A side-by-side room: each player's game ends into the room too.
+            for game in after.games() if after.side_by_side else ():
+                self.match_rooms[game] = after.code
         if after.is_open:
             self.rooms[after.code] = after
         else:

@@ -14,6 +14,11 @@ class LobbyErrorCode(StrEnum):
     INVALID_RULESET = "invalid_ruleset"
     MODE_NOT_AVAILABLE = "mode_not_available"
     INVALID_AI_LEVEL = "invalid_ai_level"
+    #: The settings name no registered game, a seat count not the game's, or another game's
+    #: settings message. A game's own refusals keep the game's codes (docs/games.md).
+    UNKNOWN_GAME = "unknown_game"
+    INVALID_SEATS = "invalid_seats"
+    INVALID_SETTINGS = "invalid_settings"
     # Who is asking.
     INVALID_PLAYER = "invalid_player"
     # Rooms.
@@ -26,6 +31,18 @@ class LobbyErrorCode(StrEnum):
     NOT_IN_ROOM = "not_in_room"
     MATCH_IN_PROGRESS = "match_in_progress"
     UNKNOWN_REQUEST = "unknown_request"
+    # Rooms of any number of seats (FillSeat, StartRoom).
+    NOT_HOST = "not_host"
+    ROOM_NOT_WAITING = "room_not_waiting"
+    INVALID_SEAT = "invalid_seat"
+    SEAT_TAKEN = "seat_taken"
+    INVALID_POLICY = "invalid_policy"
+    #: StartRoom with empty seats in a game with no default fill, or too few people seated.
+    SEATS_EMPTY = "seats_empty"
+    #: A guest joining a room whose host admits accounts only (Digits' ``guests_allowed``).
+    GUESTS_NOT_ALLOWED = "guests_not_allowed"
+    #: One live match per player: in a room's game, an AI game or a quick match already.
+    ALREADY_IN_MATCH = "already_in_match"
     # Rematches.
     REMATCH_NOT_AVAILABLE = "rematch_not_available"
     REMATCH_ALREADY_REQUESTED = "rematch_already_requested"
@@ -37,6 +54,13 @@ class LobbyErrorCode(StrEnum):
     NOT_QUEUED = "not_queued"
     # Ranked play (issue 5).
     RANKED_REQUIRES_ACCOUNTS = "ranked_requires_accounts"
+    # Duels (a one-seat game's duel mode: Digits).
+    DUEL_EXISTS = "duel_exists"
+    UNKNOWN_DUEL = "unknown_duel"
+    DUEL_ANSWERED = "duel_answered"
+    DUEL_NOT_ACCEPTED = "duel_not_accepted"
+    NOT_CHALLENGED = "not_challenged"
+    INVALID_STAKE = "invalid_stake"
     # A command sent to a stream that does not take it.
     UNKNOWN_COMMAND = "unknown_command"
 
@@ -44,7 +68,7 @@ class LobbyErrorCode(StrEnum):
 class LobbyError(Exception):
     """A refused lobby request; decide turns it into a recorded rejection."""
 
-    def __init__(self, code: LobbyErrorCode, message: str = "") -> None:
+    def __init__(self, code: LobbyErrorCode | str, message: str = "") -> None:
         super().__init__(f"{code}: {message}" if message else str(code))
         self.code = code
         self.message = message

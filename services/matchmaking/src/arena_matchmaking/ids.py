@@ -50,3 +50,9 @@ def queue_stream(game: str, mode: str) -> str:
 
 def match_stream(match: str) -> str:
     return f"match-{match}"
+
+
+def queue_of(stream: str) -> tuple[str, str]:
+    """(game, mode) of a queue stream ``queue-<game>-<mode>`` (a game's name may hold hyphens)."""
+    game, _, mode = stream.removeprefix("queue-").rpartition("-")
+    return game, mode

@@ -6,7 +6,15 @@ from arena_runtime.envelope import Command, Event
 from arena_runtime.streams import Decision, Rejection
 
 from arena_matchmaking.context import LobbyContext
+from arena_matchmaking.duels import DUEL_PREFIX, Duel, apply_duel, decide_duel, initial_duel
 from arena_matchmaking.errors import LobbyErrorCode
+from arena_matchmaking.ghosts import (
+    GHOSTS_PREFIX,
+    GhostLog,
+    apply_ghosts,
+    decide_ghosts,
+    initial_ghosts,
+)
 from arena_matchmaking.players import PlayerLobby, apply_player, decide_player, initial_player
 from arena_matchmaking.queues import Queue, apply_queue, decide_queue, initial_queue
 from arena_matchmaking.rooms import Room, apply_room, decide_room, initial_room
@@ -23,7 +31,7 @@ class UnknownStream:
         self.stream = stream
 
 
-LobbyState = Room | PlayerLobby | Queue | UnknownStream
+LobbyState = Room | PlayerLobby | Queue | GhostLog | Duel | UnknownStream
 
 
 def initial(stream: str) -> LobbyState:
@@ -33,6 +41,10 @@ def initial(stream: str) -> LobbyState:
         return initial_player(stream.removeprefix(PLAYER_PREFIX))
     if stream.startswith(QUEUE_PREFIX):
         return initial_queue(stream)
+    if stream.startswith(GHOSTS_PREFIX):
+        return initial_ghosts(stream)
+    if stream.startswith(DUEL_PREFIX):
+        return initial_duel(stream)
     return UnknownStream(stream)
 
 
@@ -44,6 +56,10 @@ def apply(state: LobbyState, event: Event) -> LobbyState:
             return apply_player(state, event.payload)
         case Queue():
             return apply_queue(state, event.payload)
+        case GhostLog():
+            return apply_ghosts(state, event.payload)
+        case Duel():
+            return apply_duel(state, event.payload)
     return state
 
 
@@ -56,4 +72,8 @@ def decide(state: LobbyState, command: Command, context: LobbyContext) -> Decisi
             return decide_player(state, command.payload, context, stream=command.stream, **ids)
         case Queue():
             return decide_queue(state, command.payload, context, **ids)
+        case GhostLog():
+            return decide_ghosts(state, command.payload, **ids)
+        case Duel():
+            return decide_duel(state, command.payload, context, **ids)
     return Rejection(LobbyErrorCode.UNKNOWN_COMMAND, f"no matchmaking stream {command.stream!r}")

@@ -2,8 +2,9 @@
 
 Commands of ``arena.commands.matchmaking`` are decided by one StreamRunner over
 ``arena.matchmaking.events`` (rooms, players and queues are its streams); the answer's
-follow-ups (OpenRoom, RetryRoomCode, CreateMatch) are sent after it is in the log. GameEnded on
-``arena.match.events`` becomes RoomMatchEnded on the room that played the match.
+follow-ups (OpenRoom, RetryRoomCode, StartMatch) are sent after it is in the log. MatchEnded on
+``arena.match.events`` (read through the seam: a legacy GameEnded reads as one) becomes
+RoomMatchEnded on the room that played the match, with every seat's rank and score.
 
 Commands are handled partition by partition side by side, so a decision that reads the lobby
 directory (which spans every partition) takes one lock from reading the directory up to the end
@@ -18,30 +19,46 @@ import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
+from arena_games.digits import wire as digits_wire
+from arena_games.digits.ghost_store import NEVER_SAVED
+from arena_games.proto_gen.arena.games.digits.v1 import digits_pb2 as dg
 from arena_runtime import topics
 from arena_runtime.config import Settings
-from arena_runtime.envelope import CODEC, Command, Event, new_command, now
+from arena_runtime.envelope import CODEC, Command, EnvelopeError, Event, new_command, now
 from arena_runtime.eventlog import EventLog, OutgoingRecord, Record
+from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
-from arena_runtime.schemas import lobby as _lobby_schemas  # noqa: F401  (registers the payloads)
+from arena_runtime.proto_gen.arena.v1 import match_pb2, rating_pb2
+from arena_runtime.proto_gen.arena.v1.envelope_pb2 import CommandRejected
+from arena_runtime.schemas.rating import CREDITS_PREFIX, ladder_stream
 from arena_runtime.streams import Answer, Decision, StreamRunner
+from google.protobuf.message import Message
 
 from arena_matchmaking import lobby
 from arena_matchmaking.context import LobbyContext
 from arena_matchmaking.directory import LobbyDirectory
-from arena_matchmaking.ids import room_stream
+from arena_matchmaking.ghosts import GHOST_STREAM, save_command_id
+from arena_matchmaking.ids import player_stream, room_stream
 from arena_matchmaking.metrics import ROOMS_OPEN
 from arena_matchmaking.reactions import FollowUp, follow_ups
 from arena_matchmaking.rooms import Room
 from arena_matchmaking.timers import RoomTimers
 
-GAME_ENDED = mw.GameEnded.DESCRIPTOR.full_name
 #: How often closed rooms are looked at for answers to forget: at most this often (or as often
 #: as the forget time, if shorter), after a batch of commands.
 FORGET_SWEEP_MS = 5_000
+#: The Digits ladder's events a ghost's frozen rating is read from.
+_RATINGS = (rating_pb2.UnitRated, rating_pb2.SeasonReset, rating_pb2.RatingTakenBack)
 #: Commands whose decision reads the directory: it is read up to the end of the log first.
-_NEEDS_DIRECTORY = (pb.CreateRoom, pb.JoinRoom, pb.Enqueue)
+_NEEDS_DIRECTORY = (
+    pb.CreateRoom,
+    pb.JoinRoom,
+    pb.Enqueue,
+    pb.PlayAi,
+    pb.PlaySolo,
+    pb.RematchRequest,
+    pb.RematchAccept,
+)
 
 
 class Matchmaking:
@@ -62,6 +79,15 @@ class Matchmaking:
         ROOMS_OPEN.set_function(lambda: len(self.directory.rooms))
         #: Held from reading the directory to the end of a decision that used it.
         self._directory_decisions = asyncio.Lock()
+        #: Player -> their Digits rating as last read on arena.rating.events (what a ghost saved
+        #: now is frozen with). Rebuilt from the ladder's stream before the first event is
+        #: handled (the events group resumes past what it read before a restart).
+        self.digits_ratings: dict[str, int] = {}
+        #: Rating partition -> the offset after the last rating event applied: a record is
+        #: applied once, in offset order, whether read at the start or delivered after.
+        self._ratings_read: dict[int, int] = {}
+        self._ratings_loaded = False
+        self._ratings_lock = asyncio.Lock()
         self.runner: StreamRunner[lobby.LobbyState] = StreamRunner(
             log,
             topics.MATCHMAKING_EVENTS,
@@ -85,6 +111,8 @@ class Matchmaking:
             open_rooms=self.directory.open_rooms,
             player_rooms=self.directory.player_rooms,
             player_queues=self.directory.player_queues,
+            player_matches=self.directory.player_matches,
+            live_match_ms=round(self.settings.live_match_seconds * 1000),
         )
 
     def _room_changed(self, room: Room) -> None:
@@ -159,25 +187,172 @@ class Matchmaking:
         return answers
 
     async def handle_match_event(self, event: Event, record: Record | None = None) -> None:
-        if event.type != GAME_ENDED:
+        """A match's end (decoded through the seam: MatchEnded), told to its room, or to its
+        players' streams when it had none; a Digits shop's close, filed in the ghost store; a
+        rating the ghost store freezes ghosts with."""
+        payload = event.payload
+        if isinstance(payload, (dg.ShopClosing, dg.GameVoided, rating_pb2.MatchVoided)):
+            await self.load_ratings()
+            await self._to_ghost_store(event)
+            return
+        if isinstance(payload, _RATINGS):
+            await self.load_ratings()
+            if record is not None:
+                self._rating_read(payload, record.partition, record.offset)
+            else:
+                self._rating(payload)
+            return
+        if isinstance(payload, (rating_pb2.CreditsHeld, CommandRejected)):
+            await self._stake_answered(event)
+            return
+        if not isinstance(payload, match_pb2.MatchEnded):
             return
         match = event.stream.removeprefix("match-")
         code = self.directory.match_rooms.get(match)
-        if code is None:
+        if code is None and match not in self.directory.match_duels:
             await self.directory.catch_up()
             code = self.directory.match_rooms.get(match)
+        duel = self.directory.match_duels.get(match)
+        if duel is not None:
+            await self._to_duel(event, match, duel)
+            return
         if code is None:
-            return  # a quick match or an AI game: no room to tell
-        ended = event.payload
+            # A quick match or an AI game: its players are free to play another.
+            players = sorted(self.directory.match_players.get(match, ()))
+            await self.send_all(
+                (
+                    FollowUp(
+                        topics.MATCHMAKING_COMMANDS,
+                        player_stream(player),
+                        f"ended:{match}:{player}",
+                        pb.EndPlayerMatch(player_id=player, match_id=match),
+                    ),
+                    event.event_id,
+                    event.correlation_id,
+                )
+                for player in players
+            )
+            return
+        ended: match_pb2.MatchEnded = event.payload
         payload = pb.RoomMatchEnded(
-            match_id=match,
-            winner=ended.winner,
-            reason=ended.reason,
-            winner_player_id=ended.winner_player_id,
+            match_id=match, winner=winner_of(ended), reason=ended.reason, seats=ended.seats
         )
         follow_up = FollowUp(
             topics.MATCHMAKING_COMMANDS, room_stream(code), f"ended:{match}", payload
         )
+        await self.send(follow_up, event.event_id, event.correlation_id)
+
+    async def load_ratings(self) -> None:
+        """The Digits ratings read from the ladder's stream up to its end now, once per
+        instance: a player rated before a restart keeps that rating here, as without it."""
+        if self._ratings_loaded:
+            return
+        async with self._ratings_lock:
+            if self._ratings_loaded:
+                return
+            stream = ladder_stream(digits_wire.GAME)
+            ends = await self.log.end_offsets(topics.RATING_EVENTS)
+            partition = partition_for(stream.encode(), len(ends))
+            offset, end = 0, ends.get(partition, 0)
+            while offset < end:
+                batch = await self.log.read(topics.RATING_EVENTS, partition, offset, 1000)
+                if not batch:
+                    break
+                for record in batch:
+                    if record.offset >= end or record.key != stream.encode():
+                        continue
+                    try:
+                        payload = CODEC.decode_event(record.value).payload
+                    except EnvelopeError:
+                        continue
+                    if isinstance(payload, _RATINGS):
+                        self._rating_read(payload, partition, record.offset)
+                offset = batch[-1].offset + 1
+            self._ratings_loaded = True
+
+    def _rating_read(self, payload: Message, partition: int, offset: int) -> None:
+        if offset < self._ratings_read.get(partition, 0):
+            return  # applied already (read at the start, delivered again after)
+        self._ratings_read[partition] = offset + 1
+        self._rating(payload)
+
+    def _rating(self, payload: Message) -> None:
+        if not isinstance(payload, _RATINGS) or payload.game != digits_wire.GAME:
+            return
+        if isinstance(payload, rating_pb2.UnitRated):
+            self.digits_ratings[payload.player.player_id] = payload.after
+        else:
+            self.digits_ratings[payload.player_id] = payload.after
+
+    async def _stake_answered(self, event: Event) -> None:
+        """A duel stake's hold held, or refused (its command's rejection on the ledger)."""
+        payload = event.payload
+        if not event.stream.startswith(CREDITS_PREFIX):
+            return
+        player = event.stream.removeprefix(CREDITS_PREFIX)
+        if isinstance(payload, rating_pb2.CreditsHeld):
+            prefix, held = "duel-stake:", True
+            key = payload.hold_id
+        else:
+            prefix, held = "hold:", False
+            key = payload.command_id
+        if not key.startswith(prefix) or not key.endswith(f":{player}"):
+            return
+        duel = key.removeprefix(prefix).removesuffix(f":{player}")
+        answer = pb.DuelStakeAnswer(player_id=player, held=held)
+        follow_up = FollowUp(
+            topics.MATCHMAKING_COMMANDS, f"duel-{duel}", f"stake:{duel}:{player}", answer
+        )
+        await self.send(follow_up, event.event_id, event.correlation_id)
+
+    async def _to_duel(self, event: Event, match: str, duel: str) -> None:
+        """A duel game's end, with the record the duel is decided on (Digits' DigitsEnded).
+        ``started``: the player took an action in the game (DigitsEnded.acted: an answer, a
+        shop action, the shop ended, an arrangement)."""
+        ended: match_pb2.MatchEnded = event.payload
+        final = digits_wire.unwrapped(ended)
+        side = pb.DuelSide(over=True)
+        if isinstance(final, dg.DigitsEnded):
+            side = pb.DuelSide(
+                started=final.acted,
+                over=True,
+                forfeited=final.status == "forfeited",
+                wins=final.wins,
+                losses=final.losses,
+                margin=final.margin,
+                focus_right=final.focus_right,
+            )
+        side.player_id = self.directory.duel_player(match)
+        command = pb.DuelGameEnded(match_id=match, side=side)
+        follow_up = FollowUp(topics.MATCHMAKING_COMMANDS, f"duel-{duel}", f"ended:{match}", command)
+        await self.send(follow_up, event.event_id, event.correlation_id)
+
+    async def _to_ghost_store(self, event: Event) -> None:
+        """A ShopClosing becomes SaveGhost (id ``ghost:<match>:<round>``, so a redelivered event
+        files nothing twice); a voided game's ghosts are withdrawn."""
+        payload = event.payload
+        match = event.stream.removeprefix("match-")
+        command: dg.SaveGhost | dg.WithdrawGhosts
+        if isinstance(payload, dg.ShopClosing):
+            if payload.mode in NEVER_SAVED:
+                return  # the tutorial's and a trial's slates: nothing to file, no army to draw
+            command_id = save_command_id(match, payload.round)
+            command = dg.SaveGhost(
+                match_id=match,
+                closing=payload,
+                saved_ms=int(event.time.timestamp() * 1000),
+            )
+            rating = self.digits_ratings.get(payload.player_id)
+            if rating is not None:
+                command.rating = rating
+        elif isinstance(payload, dg.GameVoided):
+            command_id, command = f"void:{match}", dg.WithdrawGhosts(match_id=match)
+        else:
+            if payload.game != digits_wire.GAME:
+                return
+            match = payload.match_id
+            command_id, command = f"void:{match}", dg.WithdrawGhosts(match_id=match)
+        follow_up = FollowUp(topics.MATCHMAKING_COMMANDS, GHOST_STREAM, command_id, command)
         await self.send(follow_up, event.event_id, event.correlation_id)
 
     async def _fire_timer(self, code: str, command_id: str, timer: pb.RoomTimer) -> None:
@@ -205,6 +380,15 @@ class Matchmaking:
 
 def _closed(state: lobby.LobbyState) -> bool:
     return isinstance(state, Room) and not state.is_open
+
+
+def winner_of(ended: match_pb2.MatchEnded) -> int:
+    """The seat ranked first alone; 0 for a tie."""
+    if not ended.seats:
+        return 0
+    best = min(s.rank for s in ended.seats)
+    first = [s.seat for s in ended.seats if s.rank == best]
+    return first[0] if len(first) == 1 else 0
 
 
 def _segments(commands: Sequence[Command]) -> list[list[Command]]:

@@ -7,20 +7,23 @@ back as ``RetryRoomCode`` with the next attempt, until a code is free or the att
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from arena_games.contract import pack
+from arena_games.maths_warriors.wire import AI_LEVELS as AI_LEVEL_NAMES
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.streams import Rejection
 from google.protobuf.message import Message
 
-from arena_matchmaking.context import LobbyContext
+from arena_matchmaking.context import LobbyContext, check_free
 from arena_matchmaking.errors import LobbyError
 from arena_matchmaking.errors import LobbyErrorCode as Code
 from arena_matchmaking.ids import match_id, room_code
 from arena_matchmaking.ranked import check_ranked, refuse_ranked
-from arena_matchmaking.room_settings import checked_settings
+from arena_matchmaking.room_settings import MODES, checked_settings, exclusive, game_of, with_seed
 
 NO_FREE_CODE = "no_free_code"
 
@@ -48,6 +51,8 @@ class PlayerLobby:
     player_id: str
     #: CreateRoom command id -> its request: the latest KEPT_REQUESTS, oldest first.
     requests: Mapping[str, RoomRequest] = field(default_factory=dict)
+    #: Game -> the Paris day of the player's counted daily game of it (the latest).
+    daily: Mapping[str, str] = field(default_factory=dict)
 
 
 def initial_player(player_id: str) -> PlayerLobby:
@@ -64,6 +69,8 @@ def apply_player(lobby: PlayerLobby, event: Message) -> PlayerLobby:
             if len(requests) > KEPT_REQUESTS:  # one more at most: forget the oldest
                 del requests[next(iter(requests))]
             return replace(lobby, requests=requests)
+        case pb.SoloMatchRequested() if event.counted:
+            return replace(lobby, daily={**lobby.daily, event.settings.game: event.day})
         case pb.RoomRequestFailed():
             failed = lobby.requests.get(event.create_command_id)
             if failed is None:
@@ -88,14 +95,10 @@ def _decide(
     match command:
         case pb.CreateRoom():
             _check_sender(lobby, command.host.player_id)
-            settings = checked_settings(command.settings)
+            settings = with_seed(checked_settings(command.settings), command_id)
             check_ranked(settings.mode, command.host)
-            room = context.player_rooms.get(lobby.player_id)
-            if room is not None:
-                raise LobbyError(Code.ALREADY_IN_ROOM, f"already in room {room}")
-            queue = context.player_queues.get(lobby.player_id)
-            if queue is not None:
-                raise LobbyError(Code.ALREADY_QUEUED, f"waiting in {queue}")
+            if exclusive(settings):
+                check_free(context, lobby.player_id)
             if context.open_rooms >= context.room_cap:
                 raise LobbyError(Code.ROOM_CAP_REACHED, f"{context.room_cap} rooms are open")
             return [
@@ -137,6 +140,7 @@ def _decide(
             if command.level not in AI_LEVELS:
                 raise LobbyError(Code.INVALID_AI_LEVEL, f"no AI level {command.level}")
             refuse_ranked(command.settings.mode)
+            check_free(context, lobby.player_id)
             return [
                 pb.AiMatchRequested(
                     request_id=command.request_id,
@@ -144,15 +148,82 @@ def _decide(
                     player=command.player,
                     level=command.level,
                     settings=checked_settings(command.settings),
+                    policy=command.policy or AI_LEVEL_NAMES.get(command.level, ""),
                 )
             ]
+        case pb.PlaySolo():
+            _check_sender(lobby, command.player.player_id)
+            return [_solo(lobby, command, context, match_id(stream, command_id))]
+        case pb.EndPlayerMatch():
+            _check_sender(lobby, command.player_id)
+            return [pb.PlayerMatchEnded(player_id=command.player_id, match_id=command.match_id)]
     raise LobbyError(
         Code.UNKNOWN_COMMAND, f"a player stream does not take {type(command).__name__}"
     )
 
 
+#: Modes a one-seat game is started in alone; rooms and duels have their own paths.
+SOLO_MODES = ("ranked", "casual", "daily", "tutorial", "trial")
+DAILY = "daily"
+
+
+def _solo(
+    lobby: PlayerLobby, command: pb.PlaySolo, context: LobbyContext, match: str
+) -> pb.SoloMatchRequested:
+    """A one-seat game alone. A daily game is the counted one of the player's Paris day (the
+    first started) with the day's shared seeds; a second that day is played casual."""
+    settings = checked_settings(command.settings)
+    game = game_of(settings)
+    if game.seats.seats != 1:
+        raise LobbyError(Code.INVALID_SEATS, f"{game.name} is not played alone")
+    mode = MODES.get(settings.mode, "")
+    if mode not in SOLO_MODES:
+        raise LobbyError(Code.MODE_NOT_AVAILABLE, f"a {mode} game is not started alone")
+    check_ranked(settings.mode, command.player)
+    if exclusive(settings):
+        check_free(context, lobby.player_id)
+    day, counted = "", False
+    day_of = getattr(game.lobby, "day_of", None)
+    if mode == DAILY and day_of is None:
+        raise LobbyError(Code.MODE_NOT_AVAILABLE, f"{game.name} has no daily calendar")
+    if mode == DAILY and day_of is not None:
+        day = day_of(context.now_ms)
+        counted = lobby.daily.get(game.name) != day
+        if counted:
+            settings = _with_day_seeds(settings, day)
+        else:
+            settings.mode = match_pb2.MATCH_MODE_CASUAL
+    return pb.SoloMatchRequested(
+        request_id=command.request_id,
+        match_id=match,
+        player=command.player,
+        settings=settings,
+        day=day,
+        counted=counted,
+    )
+
+
+def _with_day_seeds(settings: pb.RoomSettings, day: str) -> pb.RoomSettings:
+    """The game's daily seed fields (``lobby.shared_seeds``) drawn from the game and the day:
+    every player of that day gets the same."""
+    game = game_of(settings)
+    names = getattr(game.lobby, "shared_seeds", {}).get(DAILY, ())
+    played = game.wire.settings()
+    settings.settings.Unpack(played)
+    for name in names:
+        digest = hashlib.sha256(f"{game.name}:daily:{day}:{name}".encode()).digest()
+        setattr(played, name, int.from_bytes(digest[:8], "big") >> 1)
+    settings.settings.CopyFrom(pack(game.lobby.check(played)))
+    return settings
+
+
 AI_LEVELS = frozenset(
-    {mw.AI_LEVEL_EASY, mw.AI_LEVEL_MEDIUM, mw.AI_LEVEL_HARD, mw.AI_LEVEL_IMPOSSIBLE}
+    {
+        match_pb2.AI_LEVEL_EASY,
+        match_pb2.AI_LEVEL_MEDIUM,
+        match_pb2.AI_LEVEL_HARD,
+        match_pb2.AI_LEVEL_IMPOSSIBLE,
+    }
 )
 
 

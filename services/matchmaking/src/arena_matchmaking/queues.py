@@ -2,28 +2,45 @@
 
 Players are paired in arrival order: a newcomer who finds someone waiting is paired with the
 player who has waited longest, who takes seat 1.
+
+The queues are the registry's: a game has one per mode (``GameModule.modes``) when its match is
+two people paired (``SeatPlan``: two seats, both people may take): Maths Warriors and the Maze.
+Matrix Games (eight seats) and Digits (one) are played from rooms or their own flows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from arena_games.registry import STANDARD, Registry
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.streams import Rejection
 from google.protobuf.message import Message
 
-from arena_matchmaking.context import LobbyContext, Player
+from arena_matchmaking.context import LobbyContext, Player, live_match
 from arena_matchmaking.errors import LobbyError
 from arena_matchmaking.errors import LobbyErrorCode as Code
 from arena_matchmaking.ids import match_id, queue_stream
 from arena_matchmaking.ranked import check_ranked
 
-GAMES = ("maths-warriors",)
+
+def queued_games(registry: Registry = STANDARD) -> dict[str, frozenset[str]]:
+    """Game name -> the modes that have a quick-match queue."""
+    return {
+        game.name: game.modes
+        for game in registry
+        if game.seats.seats == QUEUE_SEATS and game.seats.max_humans == QUEUE_SEATS
+    }
+
+
+#: A queue pairs two players.
+QUEUE_SEATS = 2
+GAMES = queued_games()
 MODES = {
-    mw.MATCH_MODE_UNSPECIFIED: "casual",
-    mw.MATCH_MODE_CASUAL: "casual",
-    mw.MATCH_MODE_RANKED: "ranked",
+    match_pb2.MATCH_MODE_UNSPECIFIED: "casual",
+    match_pb2.MATCH_MODE_CASUAL: "casual",
+    match_pb2.MATCH_MODE_RANKED: "ranked",
 }
 
 
@@ -69,7 +86,7 @@ def _decide(
     match command:
         case pb.Enqueue():
             mode = MODES.get(command.mode)
-            if command.game not in GAMES or mode is None:
+            if mode is None or mode not in GAMES.get(command.game, ()):
                 raise LobbyError(Code.UNKNOWN_QUEUE, f"no queue for {command.game!r}")
             if queue_stream(command.game, mode) != queue.stream:
                 raise LobbyError(Code.UNKNOWN_QUEUE, f"{command.game} {mode} is not {queue.stream}")
@@ -83,6 +100,13 @@ def _decide(
             room = context.player_rooms.get(player.player_id)
             if room is not None:
                 raise LobbyError(Code.ALREADY_IN_ROOM, f"already in room {room}")
+            match = (
+                live_match(context, player.player_id)
+                if STANDARD.find(command.game).exclusive
+                else None
+            )
+            if match is not None:
+                raise LobbyError(Code.ALREADY_IN_MATCH, f"playing match {match}")
             events: list[Message] = [pb.PlayerQueued(player=command.player)]
             if queue.waiting:
                 first = queue.waiting[0]

@@ -1,49 +1,101 @@
-"""Checking a room's settings and filling in their defaults (docs/online-play.md)."""
+"""Checking a room's settings and filling in their defaults (docs/online-play.md).
+
+Game-neutral: the game is found by name in the registry (``arena_games.registry``; empty means
+Maths Warriors, as every record before the seam), the mode must be one of the game's, the seat
+count is the game's ``SeatPlan.seats`` (0 means it), and the game's own settings are checked and
+filled by its ``lobby`` (typed refusals keep the game's codes). A game whose settings have an
+unset ``seed`` field gets one drawn by the service (:func:`with_seed`), recorded with the room.
+"""
 
 from __future__ import annotations
 
-from arena_engine.maths_warriors import MathsWarriorsError, Ruleset
+import hashlib
+from typing import Any
+
+from arena_games.contract import GameModule, SettingsError, pack
+from arena_games.registry import STANDARD, UnknownGameError
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import match_pb2
+from arena_runtime.schemas.match import MODE_NAMES
+from google.protobuf.message import Message
 
 from arena_matchmaking.errors import LobbyError, LobbyErrorCode
 
-GAME_SECONDS = range(60, 3601)
-DEFAULT_GAME_SECONDS = 720
-MOVE_SECONDS = range(0, 121)
-DEFAULT_MOVE_SECONDS = 30
-RULESET_OPTIONS = (
-    "first_player_penalty",
-    "timeout_winner",
-    "first_player_compare",
-    "all_equal_start",
-)
+#: The game of settings that name none (every record written before the game seam).
+DEFAULT_GAME = "maths-warriors"
+#: Every mode by its number (a game's own modes too: Digits' daily, room, duel, ...).
+MODES = MODE_NAMES
+#: A drawn seed is a non-negative int63 (inside every game's seed range).
+SEED_BITS = 63
+
+
+def game_of(settings: pb.RoomSettings) -> GameModule[Any]:
+    """The settings' game module, or a LobbyError ``unknown_game``."""
+    try:
+        return STANDARD.find(settings.game or DEFAULT_GAME)
+    except UnknownGameError as exc:
+        raise LobbyError(LobbyErrorCode.UNKNOWN_GAME, exc.message) from None
 
 
 def checked_settings(settings: pb.RoomSettings) -> pb.RoomSettings:
     """The settings with every default filled in, or a LobbyError naming the first bad one."""
-    game = settings.game_seconds if settings.HasField("game_seconds") else DEFAULT_GAME_SECONDS
-    if game not in GAME_SECONDS:
-        raise LobbyError(LobbyErrorCode.INVALID_GAME_CLOCK, f"game clock {game} s not in 60..3600")
-    move = settings.move_seconds if settings.HasField("move_seconds") else DEFAULT_MOVE_SECONDS
-    if move not in MOVE_SECONDS:
-        raise LobbyError(LobbyErrorCode.INVALID_MOVE_CLOCK, f"move clock {move} s not in 0..120")
-    if settings.mode not in (mw.MATCH_MODE_UNSPECIFIED, mw.MATCH_MODE_CASUAL, mw.MATCH_MODE_RANKED):
-        raise LobbyError(LobbyErrorCode.MODE_NOT_AVAILABLE, f"unknown mode {settings.mode}")
-    chosen = {name: getattr(settings.ruleset, name) for name in RULESET_OPTIONS}
+    game = game_of(settings)
+    mode = MODES.get(settings.mode)
+    if mode is None or mode not in game.modes:
+        raise LobbyError(
+            LobbyErrorCode.MODE_NOT_AVAILABLE, f"no mode {settings.mode} in {game.name}"
+        )
+    if settings.seats not in (0, game.seats.seats):
+        raise LobbyError(
+            LobbyErrorCode.INVALID_SEATS,
+            f"{game.name} has {game.seats.seats} seats, not {settings.seats}",
+        )
+    given: Message | None = None
+    if settings.HasField("settings"):
+        given = game.wire.settings()
+        if not settings.settings.Unpack(given):
+            raise LobbyError(LobbyErrorCode.INVALID_SETTINGS, f"not {game.name} settings")
     try:
-        ruleset = Ruleset.from_dict({name: value for name, value in chosen.items() if value})
-    except MathsWarriorsError as exc:
-        raise LobbyError(LobbyErrorCode.INVALID_RULESET, str(exc)) from None
+        played = game.lobby.check(given)
+    except SettingsError as exc:
+        raise LobbyError(exc.code, exc.message) from None
     return pb.RoomSettings(
-        game_seconds=game,
-        move_seconds=move,
-        ruleset=mw.MatchRuleset(**{name: str(getattr(ruleset, name)) for name in RULESET_OPTIONS}),
-        preview=settings.preview,
-        mode=settings.mode or mw.MATCH_MODE_CASUAL,
+        mode=settings.mode or match_pb2.MATCH_MODE_CASUAL,
+        game=game.name,
+        seats=game.seats.seats,
+        settings=pack(played),
     )
 
 
-def default_settings() -> pb.RoomSettings:
+def with_seed(settings: pb.RoomSettings, draw_id: str) -> pb.RoomSettings:
+    """Checked settings with the game's ``seed`` drawn when the game has one and none was given:
+    from ``draw_id`` (the CreateRoom's command id), so deciding the command again draws the same
+    seed, and the room records it (RoomRequested, RoomOpened, StartMatch)."""
+    game = game_of(settings)
+    played = game.wire.settings()
+    settings.settings.Unpack(played)
+    field = played.DESCRIPTOR.fields_by_name.get("seed")
+    if field is None or played.HasField("seed"):
+        return settings
+    digest = hashlib.sha256(f"seed:{draw_id}".encode()).digest()
+    played.seed = int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)  # type: ignore[attr-defined]
+    drawn = pb.RoomSettings()
+    drawn.CopyFrom(settings)
+    drawn.settings.CopyFrom(pack(game.lobby.check(played)))
+    return drawn
+
+
+def side_by_side(settings: pb.RoomSettings) -> bool:
+    """A room of a one-seat game in mode room (Digits): each player plays a game of their own,
+    started together, and the room's players meet each other's armies."""
+    return MODES.get(settings.mode) == "room" and game_of(settings).seats.seats == 1
+
+
+def exclusive(settings: pb.RoomSettings) -> bool:
+    """Whether a player in a live match of the settings' game plays nothing else meanwhile."""
+    return game_of(settings).exclusive
+
+
+def default_settings(game: str = DEFAULT_GAME) -> pb.RoomSettings:
     """What a quick match is played with."""
-    return checked_settings(pb.RoomSettings())
+    return checked_settings(pb.RoomSettings(game=game))

@@ -2,7 +2,7 @@
 
 It consumes ``arena.commands.matchmaking`` as the consumer group "matchmaking" and
 ``arena.match.events`` as "matchmaking.events" (to learn when a room's match ended), keeps the
-lobby directory current and fires the room timers. See docs/architecture.md, "Matchmaking
+lobby directory current and fires the room timers. See docs/services.md, "Matchmaking
 service".
 """
 
@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from arena_games.registry import READING, STANDARD
 from arena_runtime import topics
 from arena_runtime.config import Settings
-from arena_runtime.envelope import CODEC, now
+from arena_runtime.envelope import SCHEMAS, now
 from arena_runtime.eventlog import EventLog
 from arena_runtime.host import Runtime, Service, Worker
 from arena_runtime.host.consume import ConsumeWorker
@@ -23,7 +24,9 @@ from arena_matchmaking.matchmaking import Matchmaking
 from arena_matchmaking.worker import CommandWorker
 
 NAME = "matchmaking"
-EVENTS = (topics.MATCH_EVENTS,)
+#: Finished matches (rooms), Digits' shops closing (the ghost store) and Digits ratings (what
+#: its ghosts are frozen with).
+EVENTS = (topics.MATCH_EVENTS, topics.RATING_EVENTS)
 
 
 def build_workers(
@@ -41,7 +44,7 @@ def build_workers(
             event_log,
             f"{NAME}.events",
             EVENTS,
-            CODEC.decode_event,
+            READING.decode_event,  # MatchEnded, whichever shape the log holds
             matchmaking.handle_match_event,
             name=f"{NAME}:events",
             concurrent_partitions=True,
@@ -52,6 +55,7 @@ def build_workers(
 
 
 async def build_service(runtime: Runtime) -> Service:
+    STANDARD.register_schemas(SCHEMAS)
     await topics.ensure_topics(runtime.log, runtime.settings.partitions)
     _, workers = build_workers(runtime.log, runtime.settings)
     return Service(NAME, workers)

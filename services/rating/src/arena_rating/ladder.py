@@ -1,29 +1,46 @@
 """A ladder: one stream per game and rating rules, whose fold is every player's rating.
 
-``decide(ladder, command)`` answers a ``RateMatch`` with ``MatchRated`` (a ranked game between
-two people, rated with the engine's Elo), ``MatchRecorded`` (a casual game, or a ranked one with
-an AI seat: history only) or a :class:`Rejection`; ``apply(ladder, event)`` folds an event in.
-Ratings are never read from anywhere but this fold, and every event carries the ratings before
-and after, so a projection needs nothing but the event to show them.
+``decide(ladder, command)`` answers a ``RateMatch`` with ``MatchRated`` (a match the game's
+``ratings`` says is rated, on an Elo ladder: every seat's rating after, by the game's Elo),
+``MatchRecorded`` (a casual match, one the game says is unrated, e.g. with an AI seat, or any
+match of a ladder that keeps statistics only: history only) or a :class:`Rejection`;
+``apply(ladder, event)`` folds an event in. Ratings are never read from anywhere but this fold,
+and every event carries each seat's rating before and after, so a projection needs nothing but
+the event to show them. Nothing here knows a game: the ladder's game module
+(``arena_games.registry``) says whether and how a result is rated.
+
+Commands and events of version 1 (two seats, ``winner`` and ``loser``) are read as version 2
+(every seat in ``seats``; ``arena_runtime.schemas.rating``), so an old ladder folds and decides
+the same.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from arena_engine import rating as elo
+from arena_games.contract import (
+    GameModule,
+    MatchInfo,
+    Result,
+    SeasonLine,
+    Seat,
+    SeatKind,
+    SeatResult,
+    UnitStanding,
+)
+from arena_games.registry import STANDARD, Registry
 from arena_runtime.envelope import Command, Event
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
-from arena_runtime.schemas.rating import CASUAL, LADDER_PREFIX, RANKED
-from arena_runtime.schemas.rating import GAMES as LADDER_GAMES
+from arena_runtime.schemas.rating import CASUAL, LADDER_PREFIX, RANKED, as_v2
 from arena_runtime.streams import Decision, Rejection
+from google.protobuf.message import Message
 
-#: How a game may end (GameEnded.reason); forfeits and timeouts are rated like any win.
-REASONS = frozenset({"all_captured", "timeout", "forfeit"})
 MODES = frozenset({RANKED, CASUAL})
-#: Games that have a ladder (the Elo of each lives in arena_engine.rating).
-GAMES = frozenset(LADDER_GAMES)
 MAX_ID_LENGTH = 200
+#: Why a match of a ladder without Elo changes no rating.
+STATISTICS = "statistics"
 
 # Rejection codes.
 WRONG_LADDER = "wrong_ladder"
@@ -34,6 +51,16 @@ INVALID_PLAYERS = "invalid_players"
 SAME_PLAYER = "same_player"
 ALREADY_RECORDED = "already_recorded"
 UNKNOWN_COMMAND = "unknown_command"
+NOT_PER_UNIT = "not_per_unit"
+INVALID_UNIT = "invalid_unit"
+INVALID_SEASON = "invalid_season"
+SEASON_NOT_OVER = "season_not_over"
+
+_KINDS = {
+    match_pb2.SEAT_KIND_HUMAN: SeatKind.HUMAN,
+    match_pb2.SEAT_KIND_AI: SeatKind.AI,
+    match_pb2.SEAT_KIND_SCRIPTED: SeatKind.SCRIPTED,
+}
 
 
 @dataclass
@@ -48,92 +75,298 @@ class Ladder:
     game: str
     ratings: dict[str, int] = field(default_factory=dict)
     recorded: set[str] = field(default_factory=set)
+    #: The game module whose ladder this is (None: no registered game has this ladder).
+    module: GameModule[Any] | None = field(default=None, compare=False, repr=False)
+    #: A per-unit ladder (``ratings.units``): each player's standing, the rated units, the
+    #: voided matches and the history ``take_back`` works out again (UnitRated, SeasonReset).
+    standings: dict[str, UnitStanding] = field(default_factory=dict)
+    units: set[tuple[str, int]] = field(default_factory=set)
+    voided: set[str] = field(default_factory=set)
+    history: list[Message] = field(default_factory=list, repr=False)
+    #: Seasons: each player's line per season (rating, units), when the ladder first saw each
+    #: player, the counted finished games per season and player, and the seasons closed.
+    lines: dict[tuple[str, str], tuple[str, int, int]] = field(default_factory=dict)
+    first_seen: dict[str, int] = field(default_factory=dict)
+    counted: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    closed: set[str] = field(default_factory=set)
+
+    def standing(self, player_id: str) -> UnitStanding:
+        return self.standings.get(player_id, UnitStanding(self.rating(player_id)))
 
     def rating(self, player_id: str) -> int:
-        return self.ratings.get(player_id, elo.START_RATING)
+        start = self.module.ratings.start if self.module is not None else 0
+        return self.ratings.get(player_id, start)
+
+
+def module_of_ladder(name: str, registry: Registry = STANDARD) -> GameModule[Any] | None:
+    """The game whose ``ratings.ladder`` is ``name``."""
+    for module in registry:
+        if module.ratings.ladder == name:
+            return module
+    return None
 
 
 def initial(stream: str) -> Ladder:
-    """The empty ladder of stream ``ladder-<game>``."""
-    return Ladder(stream.removeprefix(LADDER_PREFIX))
+    """The empty ladder of stream ``ladder-<name>``."""
+    name = stream.removeprefix(LADDER_PREFIX)
+    return Ladder(name, module=module_of_ladder(name))
 
 
-def _bad_player(player: pb.LadderPlayer) -> bool:
-    return (
-        not player.player_id or len(player.player_id) > MAX_ID_LENGTH or player.seat not in (1, 2)
-    )
+def _seat_problem(module: GameModule[Any], seats: list[pb.LadderPlayer]) -> Rejection | None:
+    if len(seats) != module.seats.seats or [s.seat for s in seats] != list(
+        range(1, len(seats) + 1)
+    ):
+        return Rejection(
+            INVALID_PLAYERS, f"{module.seats.seats} seats, numbered from 1, each with its rank"
+        )
+    for seat in seats:
+        if (
+            not seat.player_id
+            or len(seat.player_id) > MAX_ID_LENGTH
+            or seat.rank < 1
+            or seat.kind not in _KINDS
+        ):
+            return Rejection(INVALID_PLAYERS, f"seat {seat.seat}: a player id, a kind and a rank")
+    ids = [s.player_id for s in seats]
+    if len(set(ids)) != len(ids):
+        return Rejection(SAME_PLAYER, "a player cannot play against themselves")
+    return None
 
 
 def check(ladder: Ladder, request: pb.RateMatch) -> Rejection | None:
-    """Why ``request`` cannot be recorded on ``ladder``, or None."""
-    if request.game != ladder.game or ladder.game not in GAMES:
+    """Why ``request`` (version 2) cannot be recorded on ``ladder``, or None."""
+    module = ladder.module
+    if module is None or request.game != ladder.game:
         return Rejection(WRONG_LADDER, f"{request.game!r} is not on ladder {ladder.game!r}")
     if not request.match_id or len(request.match_id) > MAX_ID_LENGTH:
         return Rejection(INVALID_MATCH, "match_id must be 1-200 characters")
     if request.mode not in MODES:
         return Rejection(INVALID_MODE, f"mode must be ranked or casual, not {request.mode!r}")
-    if request.reason not in REASONS:
+    if request.reason not in module.ratings.reasons:
         return Rejection(INVALID_REASON, f"unknown end of game {request.reason!r}")
-    if not request.HasField("winner") or not request.HasField("loser"):
-        return Rejection(INVALID_PLAYERS, "a result names its winner and its loser")
-    winner, loser = request.winner, request.loser
-    if _bad_player(winner) or _bad_player(loser) or winner.seat == loser.seat:
-        return Rejection(INVALID_PLAYERS, "two seats, 1 and 2, each with a player id")
-    if request.winner.player_id == request.loser.player_id:
-        return Rejection(SAME_PLAYER, "a player cannot win against themselves")
+    refused = _seat_problem(module, list(request.seats))
+    if refused is not None:
+        return refused
     if request.match_id in ladder.recorded:
         return Rejection(ALREADY_RECORDED, f"match {request.match_id} is already on the ladder")
     return None
 
 
+def match_info(request: pb.RateMatch) -> MatchInfo:
+    """The match a request records, as the game's ``ratings`` reads it."""
+    return MatchInfo(
+        request.match_id,
+        request.game,
+        tuple(
+            Seat(s.seat, s.player_id, s.display_name, _KINDS[s.kind], s.policy)
+            for s in request.seats
+        ),
+        mode=request.mode,
+    )
+
+
+def result_of(request: pb.RateMatch) -> Result:
+    return Result(request.reason, tuple(SeatResult(s.seat, s.rank, s.score) for s in request.seats))
+
+
 def record(ladder: Ladder, request: pb.RateMatch) -> pb.MatchRated | pb.MatchRecorded | Rejection:
-    """The event recording ``request``: rated only for ranked games between two people."""
+    """The event recording ``request``: rated when the game's Elo ladder says it is."""
+    request = as_v2(request)  # type: ignore[assignment]
     refused = check(ladder, request)
     if refused is not None:
         return refused
-    unrated = CASUAL if request.mode == CASUAL else "ai_seat"
-    if request.mode == RANKED and not (request.winner.ai or request.loser.ai):
-        winner_before = ladder.rating(request.winner.player_id)
-        loser_before = ladder.rating(request.loser.player_id)
-        result = elo.elo_maths_warriors(winner_before, loser_before)
+    assert ladder.module is not None
+    ratings = ladder.module.ratings
+    unrated = CASUAL if request.mode == CASUAL else ratings.unrated(match_info(request))
+    if not unrated and not ratings.elo:
+        unrated = STATISTICS
+    if not unrated:
+        before = [ladder.rating(s.player_id) for s in request.seats]
+        after = ratings.rate(before, result_of(request))
         return pb.MatchRated(
             match_id=request.match_id,
             game=request.game,
-            winner=request.winner,
-            loser=request.loser,
-            winner_before=winner_before,
-            winner_after=result.winner_after,
-            loser_before=loser_before,
-            loser_after=result.loser_after,
-            delta=result.delta,
             reason=request.reason,
             ended_at_ms=request.ended_at_ms,
+            seats=[
+                pb.SeatRating(player=seat, before=b, after=a)
+                for seat, b, a in zip(request.seats, before, after, strict=True)
+            ],
         )
     return pb.MatchRecorded(
         match_id=request.match_id,
         game=request.game,
         mode=request.mode,
-        winner=request.winner,
-        loser=request.loser,
         reason=request.reason,
         ended_at_ms=request.ended_at_ms,
         unrated_reason=unrated,
+        seats=request.seats,
+        statistics=request.statistics,
     )
 
 
+def rate_unit(ladder: Ladder, request: pb.RateUnit) -> list[Message] | Rejection:
+    """One unit of a per-unit ladder rated: a season's reset first if due; nothing for a unit
+    of a voided match."""
+    units = ladder.module.ratings.units if ladder.module is not None else None
+    if units is None or request.game != ladder.game:
+        return Rejection(NOT_PER_UNIT, f"ladder {ladder.game!r} does not rate units")
+    if not request.match_id or len(request.match_id) > MAX_ID_LENGTH:
+        return Rejection(INVALID_MATCH, "match_id must be 1-200 characters")
+    player = request.player.player_id
+    if not player or len(player) > MAX_ID_LENGTH or request.unit < 1:
+        return Rejection(INVALID_UNIT, "a player id and a unit number from 1")
+    if request.result not in ("win", "draw", "loss"):
+        return Rejection(INVALID_UNIT, f"unknown result {request.result!r}")
+    if request.match_id in ladder.voided:
+        return []
+    if (request.match_id, request.unit) in ladder.units:
+        return Rejection(ALREADY_RECORDED, f"unit {request.unit} of {request.match_id} is rated")
+    standing = ladder.standing(player)
+    if standing.season and units.season_of(request.time_ms) < standing.season:
+        return Rejection(INVALID_UNIT, "a unit of a season gone by")
+    return units.rate(standing, request)
+
+
+def void_match(ladder: Ladder, request: pb.VoidMatch) -> list[Message] | Rejection:
+    """A voided match: ``MatchVoided``, then every standing it changed taken back."""
+    units = ladder.module.ratings.units if ladder.module is not None else None
+    if units is None or request.game != ladder.game:
+        return Rejection(NOT_PER_UNIT, f"ladder {ladder.game!r} does not rate units")
+    if not request.match_id or len(request.match_id) > MAX_ID_LENGTH:
+        return Rejection(INVALID_MATCH, "match_id must be 1-200 characters")
+    if request.match_id in ladder.voided:
+        return []
+    voided = frozenset(ladder.voided | {request.match_id})
+    return [
+        pb.MatchVoided(
+            match_id=request.match_id, game=request.game, by=request.by, why=request.why
+        ),
+        *units.take_back(ladder.game, ladder.history, voided),
+    ]
+
+
+def close_season(ladder: Ladder, request: pb.CloseSeason) -> list[Message] | Rejection:
+    """A season over (by the clock reading the command carries): its places and prizes, once;
+    nothing for a season without a counted game."""
+    units = ladder.module.ratings.units if ladder.module is not None else None
+    if units is None or request.game != ladder.game:
+        return Rejection(NOT_PER_UNIT, f"ladder {ladder.game!r} has no seasons")
+    try:
+        end = units.season_end_ms(request.season)
+    except ValueError:
+        return Rejection(INVALID_SEASON, f"not a season: {request.season!r}")
+    if request.now_ms < end:
+        return Rejection(SEASON_NOT_OVER, f"season {request.season} ends at {end}")
+    if request.season in ladder.closed:
+        return []
+    games = ladder.counted.get(request.season, {})
+    if not any(games.values()):
+        return []  # nobody finished a counted game: nothing to close, no prize
+    entries = []
+    for player, matches in sorted(games.items()):
+        if not matches:
+            continue
+        name, rating, combats = ladder.lines.get(
+            (request.season, player),
+            ("", units.rating_in_season(ladder.standing(player), request.season), 0),
+        )
+        since = ladder.first_seen.get(player, 0)
+        entries.append(SeasonLine(player, name, rating, combats, len(matches), since))
+    return [
+        pb.SeasonClosed(
+            game=request.game,
+            season=request.season,
+            closed_at_ms=request.now_ms,
+            places=[
+                pb.SeasonPlace(
+                    place=place,
+                    player_id=line.player_id,
+                    display_name=line.display_name,
+                    rating=line.rating,
+                    ranked_combats=line.units,
+                    ranked_games=line.games,
+                    prize=prize,
+                )
+                for place, line, prize in units.places(entries)
+            ],
+        )
+    ]
+
+
 def decide(ladder: Ladder, command: Command) -> Decision:
-    if not isinstance(command.payload, pb.RateMatch):
+    payload = command.payload
+    decided: Message | list[Message] | Rejection
+    if isinstance(payload, pb.CloseSeason):
+        decided = close_season(ladder, payload)
+    elif isinstance(payload, pb.RateUnit):
+        decided = rate_unit(ladder, payload)
+    elif isinstance(payload, pb.VoidMatch):
+        decided = void_match(ladder, payload)
+    elif isinstance(payload, pb.RateMatch):
+        decided = record(ladder, payload)
+    else:
         return Rejection(UNKNOWN_COMMAND, f"a ladder does not take {command.type}")
-    decided = record(ladder, command.payload)
-    return decided if isinstance(decided, Rejection) else [decided]
+    if isinstance(decided, Rejection):
+        return decided
+    return decided if isinstance(decided, list) else [decided]
 
 
 def apply(ladder: Ladder, event: Event) -> Ladder:
     payload = event.payload
     if isinstance(payload, pb.MatchRated):
-        ladder.ratings[payload.winner.player_id] = payload.winner_after
-        ladder.ratings[payload.loser.player_id] = payload.loser_after
+        rated: pb.MatchRated = as_v2(payload)  # type: ignore[assignment]
+        for seat in rated.seats:
+            ladder.ratings[seat.player.player_id] = seat.after
         ladder.recorded.add(payload.match_id)
     elif isinstance(payload, pb.MatchRecorded):
         ladder.recorded.add(payload.match_id)
+        _count_finished(ladder, as_v2(payload))  # type: ignore[arg-type]
+    elif isinstance(payload, pb.MatchVoided):
+        ladder.voided.add(payload.match_id)
+        for players in ladder.counted.values():
+            for matches in players.values():
+                matches.discard(payload.match_id)
+    elif isinstance(payload, pb.SeasonClosed):
+        ladder.closed.add(payload.season)
+    elif isinstance(payload, (pb.UnitRated, pb.SeasonReset, pb.RatingTakenBack)):
+        units = ladder.module.ratings.units if ladder.module is not None else None
+        if units is None:
+            return ladder
+        if isinstance(payload, pb.UnitRated):
+            player = payload.player.player_id
+            ladder.units.add((payload.match_id, payload.unit))
+            ladder.first_seen.setdefault(player, payload.time_ms)
+        else:
+            player = payload.player_id
+        if not isinstance(payload, pb.RatingTakenBack):
+            ladder.history.append(payload)
+        standing = units.apply(ladder.standing(player), payload)
+        ladder.standings[player] = standing
+        ladder.ratings[player] = standing.rating
+        if isinstance(payload, pb.UnitRated):
+            name = payload.player.display_name
+            ladder.lines[(payload.season, player)] = (name, payload.after, payload.season_units)
+        elif isinstance(payload, pb.RatingTakenBack) and payload.season_after:
+            name = ladder.lines.get((payload.season_after, player), ("", 0, 0))[0]
+            ladder.lines[(payload.season_after, player)] = (
+                name,
+                payload.after,
+                payload.season_units_after,
+            )
     return ladder
+
+
+def _count_finished(ladder: Ladder, recorded: pb.MatchRecorded) -> None:
+    """A finished ranked match of a per-unit ladder that counts towards its season's minimum
+    (unless voided)."""
+    units = ladder.module.ratings.units if ladder.module is not None else None
+    if units is None or recorded.mode != RANKED or recorded.match_id in ladder.voided:
+        return
+    if not units.counts(recorded.reason):
+        return
+    season = units.season_of(recorded.ended_at_ms)
+    for seat in recorded.seats:
+        if seat.kind == match_pb2.SEAT_KIND_HUMAN:
+            players = ladder.counted.setdefault(season, {})
+            players.setdefault(seat.player_id, set()).add(recorded.match_id)

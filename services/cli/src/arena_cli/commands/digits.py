@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from arena_engine.digits.balance import simulate
-
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     digits = sub.add_parser("digits", help="Digits tools")
@@ -25,6 +23,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_balance(args: argparse.Namespace) -> int:
+    from arena_engine.digits.balance import simulate
+
     if args.games < 1 or args.spread < 0:
         print("--games must be at least 1 and --spread at least 0")
         return 2

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from typing import TYPE_CHECKING
 
-from arena_runtime.config import ConfigError, Settings, load_settings
-from arena_runtime.sql.migrate import current_revisions, head_revisions, open_database
-from sqlalchemy.exc import SQLAlchemyError
+if TYPE_CHECKING:
+    from arena_runtime.config import Settings
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 async def _migrate(settings: Settings) -> tuple[set[str], set[str]]:
+    from arena_runtime.sql.migrate import current_revisions, head_revisions, open_database
+
     engine = await open_database(settings)
     try:
         return await current_revisions(engine), head_revisions()
@@ -33,6 +35,9 @@ async def _migrate(settings: Settings) -> tuple[set[str], set[str]]:
 
 
 def run_migrate(args: argparse.Namespace) -> int:
+    from arena_runtime.config import ConfigError, load_settings
+    from sqlalchemy.exc import SQLAlchemyError
+
     try:
         at, heads = asyncio.run(_migrate(load_settings()))
     except (ConfigError, SQLAlchemyError, OSError) as exc:

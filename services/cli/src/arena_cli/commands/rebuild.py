@@ -6,10 +6,6 @@ import argparse
 import asyncio
 import sys
 
-from arena_runtime.config import ConfigError, load_settings
-from arena_runtime.sql.projection import ProjectionError
-from arena_runtime.sql.rebuild import rebuild_from_settings
-
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rebuild = sub.add_parser(
@@ -26,6 +22,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_rebuild(args: argparse.Namespace) -> int:
+    from arena_runtime.config import ConfigError, load_settings
+    from arena_runtime.sql.projection import ProjectionError
+    from arena_runtime.sql.rebuild import rebuild_from_settings
+
+    from arena_cli import games
+
+    games.install()
     try:
         settings = load_settings()
         done = asyncio.run(rebuild_from_settings(settings, args.projection))

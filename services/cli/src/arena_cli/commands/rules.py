@@ -6,8 +6,6 @@ import argparse
 import json
 from pathlib import Path
 
-from arena_engine.vectors import check_file
-
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rules = sub.add_parser("rules", help="rule vectors")
@@ -19,6 +17,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from arena_engine.vectors import check_file
+
     passed = failed = skipped = 0
     for path in args.files:
         report = check_file(path)

@@ -3,40 +3,69 @@ and `arena gateway|match|matchmaking|rating` (and `arena projections`), one serv
 
 Where they run — embedded log and SQLite under ARENA_DATA_DIR, or Kafka, PostgreSQL and Redis —
 comes from the ARENA_* variables alone; the services cannot tell the difference.
+
+The services are named here, not imported: a command imports only the services it runs, so
+`arena --help` and every other command answer without loading any of them.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import arena_gateway.service
-import arena_match.service
-import arena_matchmaking.service
-import arena_rating.service
-import arena_runtime.host.projections
-from arena_runtime.host import Runtime, Service, ServiceBuilder, run
-from arena_runtime.host.companion import Companion
+if TYPE_CHECKING:
+    from arena_runtime.host import Runtime, Service, ServiceBuilder
 
-SERVICES: dict[str, ServiceBuilder] = {
-    "gateway": arena_gateway.service.build_service,
-    "match": arena_match.service.build_service,
-    "matchmaking": arena_matchmaking.service.build_service,
-    "rating": arena_rating.service.build_service,
-    # Keeps the SQL read models current; any number may run (offsets live beside the rows).
-    "projections": arena_runtime.host.projections.build_service,
+#: Each service's builder, as ``module:function``.
+SERVICES: dict[str, str] = {
+    "gateway": "arena_gateway.service:build_service",
+    "match": "arena_match.service:build_service",
+    "matchmaking": "arena_matchmaking.service:build_service",
+    "rating": "arena_rating.service:build_service",
+    # Keeps the SQL read models current; one replica (offsets live beside the rows).
+    "projections": "arena_runtime.host.projections:build_service",
 }
+
+
+def builder(name: str) -> ServiceBuilder:
+    """The builder of service ``name``, imported now."""
+    module, function = SERVICES[name].split(":")
+    found: ServiceBuilder = getattr(importlib.import_module(module), function)
+    return found
 
 
 async def projections_beside(runtime: Runtime) -> Service:
     """`arena serve`'s projections: a child `arena projections` (ARENA_SERVE_PROJECTIONS=process,
     see arena_runtime.host.companion), or in this process (inline)."""
+    from arena_runtime.host import Service
+    from arena_runtime.host.companion import Companion
+    from arena_runtime.host.projections import NAME, build_service
+
     if runtime.settings.serve_projections == "inline":
-        return await arena_runtime.host.projections.build_service(runtime)
-    return Service(arena_runtime.host.projections.NAME, [Companion("projections")])
+        return await build_service(runtime)
+    return Service(NAME, [Companion("projections")])
 
 
-#: What `arena serve` runs: every service, the projections beside them.
-SERVE: dict[str, ServiceBuilder] = {**SERVICES, "projections": projections_beside}
+def serve_builders() -> list[ServiceBuilder]:
+    """What `arena serve` runs: every service, the projections beside them."""
+    return [builder(name) for name in SERVICES if name != "projections"] + [projections_beside]
+
+
+def _run(builders: Callable[[], list[ServiceBuilder]], process_name: str) -> int:
+    # No collection while the services are imported and started: each pass walks every object
+    # allocated so far, over and over while modules load (a tenth of the imports' CPU). The host
+    # collects once, freezes what is left and turns the collector back on when the workers have
+    # started (arena_runtime.host.heap.settle).
+    gc.disable()
+    from arena_runtime.host import run
+
+    from arena_cli import games
+
+    games.install()
+    return run(builders(), process_name)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,7 +73,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "serve",
         help="run every service in one process and the projections beside it (embedded by default)",
     )
-    serve.set_defaults(func=lambda args: run(list(SERVE.values()), "serve"))
-    for name, builder in SERVICES.items():
+    serve.set_defaults(func=lambda args: _run(serve_builders, "serve"))
+    for name in SERVICES:
         one = sub.add_parser(name, help=f"run the {name} service alone")
-        one.set_defaults(func=lambda args, name=name, builder=builder: run([builder], name))
+        one.set_defaults(func=lambda args, name=name: _run(lambda: [builder(name)], name))

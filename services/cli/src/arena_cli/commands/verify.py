@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from typing import TYPE_CHECKING
 
-from arena_match.verify import Report, verify_log
-from arena_runtime.config import ConfigError, load_settings
-from arena_runtime.eventlog.factory import open_event_log
+if TYPE_CHECKING:
+    from arena_match.verify import Report
 
 EXIT_MISMATCH = 1
 EXIT_BAD_CONFIG = 2
@@ -31,12 +31,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 async def _verify(match: str | None) -> Report:
+    from arena_match.verify import verify_log
+    from arena_runtime.config import load_settings
+    from arena_runtime.eventlog.factory import open_event_log
+
+    from arena_cli import games
+
+    games.install()
     settings = load_settings()
     async with open_event_log(settings) as event_log:
         return await verify_log(event_log, match)
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    from arena_runtime.config import ConfigError
+
     try:
         report = asyncio.run(_verify(args.match))
     except ConfigError as exc:
@@ -44,7 +53,8 @@ def run_verify(args: argparse.Namespace) -> int:
         return EXIT_BAD_CONFIG
     print(
         f"{report.matches} matches, {report.commands} commands, {report.events} events "
-        f"verified; {report.ignored} ignored (lost races), {report.malformed} malformed"
+        f"verified; {report.ignored} ignored (lost races), {report.malformed} malformed; "
+        f"{report.ghost_armies} ghost store armies chosen again"
     )
     for title, problems in (("mismatch", report.problems), ("unanswered", report.unanswered)):
         for problem in problems[:SHOWN]:

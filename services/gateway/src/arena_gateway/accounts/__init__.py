@@ -1,4 +1,4 @@
-"""Player accounts: registration, sign-in, sessions and guest upgrades (docs/architecture.md,
+"""Player accounts: registration, sign-in, sessions and guest upgrades (docs/services.md,
 "Accounts").
 
 An account is one stream in the log, ``account-<lower-cased username>`` (``stream``); the

@@ -10,6 +10,7 @@ only keeps one request's hashing cost bounded).
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 
 from argon2 import PasswordHasher
@@ -17,15 +18,30 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from arena_gateway.accounts.errors import AccountError, AccountErrorCode
 
-USERNAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,19}")
+MIN_USERNAME = 3
+MAX_USERNAME = 20
+USERNAME = re.compile(rf"[A-Za-z][A-Za-z0-9_]{{{MIN_USERNAME - 1},{MAX_USERNAME - 1}}}")
 RESERVED_PREFIX = "guest_"
+#: Every username accepted, as one regular expression for the OpenAPI document (JSON Schema
+#: patterns have no case-insensitive flag, hence a class per letter of the reserved prefix).
+ACCEPTED_USERNAME = (
+    "^(?!"
+    + "".join(f"[{c.upper()}{c}]" if c.isalpha() else c for c in RESERVED_PREFIX)
+    + f"){USERNAME.pattern}$"
+)
 MIN_PASSWORD = 8
 MAX_PASSWORD = 128
 MAX_PASSWORD_BYTES = 512
 
 _hasher = PasswordHasher()  # Argon2id with the library's (RFC 9106 low-memory) parameters
-#: Verified against when the username is unknown, so that answer costs what a wrong password does.
-_DUMMY_HASH = _hasher.hash("no account has this password")
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """Verified against when the username is unknown, so that answer costs what a wrong password
+    does. Made at the first verification, known account or not (not at import: a whole Argon2
+    hash on the gateway's start path)."""
+    return _hasher.hash("no account has this password")
 
 
 def check_username(username: str) -> str:
@@ -62,10 +78,9 @@ async def verify_password(password_hash: str | None, password: str) -> bool:
     """True if ``password`` matches; an unknown account (None) costs the same and is False."""
 
     def verify() -> bool:
+        dummy = _dummy_hash()
         try:
-            return _hasher.verify(password_hash or _DUMMY_HASH, password) and (
-                password_hash is not None
-            )
+            return _hasher.verify(password_hash or dummy, password) and (password_hash is not None)
         except (VerificationError, InvalidHashError):
             return False
 

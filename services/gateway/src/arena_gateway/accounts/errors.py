@@ -32,10 +32,14 @@ STATUS = {
 
 
 class AccountError(Exception):
-    def __init__(self, code: AccountErrorCode, message: str) -> None:
+    def __init__(
+        self, code: AccountErrorCode, message: str, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        #: Seconds until a refused caller may try again (``Retry-After``), when known.
+        self.retry_after = retry_after
 
     @property
     def status(self) -> int:

@@ -1,6 +1,6 @@
 """The accounts projection: the read model the gateway authenticates from.
 
-It applies each account stream's next event only (DESIGN.md rule 2), remembering the last one in
+It applies each account stream's next event only (architecture rule 2), remembering the last one in
 ``account_streams``, so redelivered records and a losing writer's events change nothing, and
 ``arena rebuild`` reproduces the live tables exactly: every column comes from the events (times
 from the events' own timestamps), never from the clock.

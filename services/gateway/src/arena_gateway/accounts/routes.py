@@ -1,28 +1,48 @@
 """The accounts HTTP API: register, upgrade a guest, sign in, list and end sessions.
 
-Refusals are ``{"detail": {"code": ..., "message": ...}}`` with the status of
-:mod:`arena_gateway.accounts.errors`. Routes that act on a session take the caller from the
-bearer token like every other route (``get_principal``), so a caller can only ever name their
-own sessions.
+Refusals are ``{"detail": {"code": ..., "message": ...}}`` (:mod:`arena_gateway.refusals`)
+with the status of :mod:`arena_gateway.accounts.errors`. Routes that act on a session take the
+caller from the bearer token like every other route (``get_principal``), so a caller can only
+ever name their own sessions.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import math
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Request, Response, status
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, Field
 
+from arena_gateway.accounts.credentials import (
+    ACCEPTED_USERNAME,
+    MAX_PASSWORD,
+    MAX_USERNAME,
+    MIN_PASSWORD,
+    MIN_USERNAME,
+)
 from arena_gateway.accounts.errors import STATUS, AccountError
 from arena_gateway.accounts.service import Accounts, SignedIn
-from arena_gateway.app import bearer, get_principal
+from arena_gateway.app import Client, bearer, get_principal
 from arena_gateway.identity import Principal
+from arena_gateway.refusals import documented, refusal
 
 
 class Credentials(BaseModel):
-    username: str = Field(min_length=1, max_length=64, examples=["alice"])
-    password: str = Field(min_length=1, max_length=1024, examples=["correct horse battery"])
+    """A username and a password, as registration accepts them (a sign-in that could never
+    succeed is refused alike). The pattern is checked by the accounts service, so that a
+    reserved name has a code of its own (``username_reserved``)."""
+
+    username: str = Field(
+        min_length=MIN_USERNAME,
+        max_length=MAX_USERNAME,
+        examples=["alice"],
+        json_schema_extra={"pattern": ACCEPTED_USERNAME},
+    )
+    password: str = Field(
+        min_length=MIN_PASSWORD, max_length=MAX_PASSWORD, examples=["correct horse battery"]
+    )
 
 
 class Session(BaseModel):
@@ -41,19 +61,6 @@ class OpenSession(BaseModel):
     current: bool
 
 
-class Refusal(BaseModel):
-    code: str
-    message: str
-
-
-class ErrorBody(BaseModel):
-    detail: Refusal
-
-
-def _responses(*codes: int) -> dict[int | str, dict[str, Any]]:
-    return {code: {"model": ErrorBody} for code in codes}
-
-
 def get_accounts(request: Request) -> Accounts:
     accounts: Accounts = request.app.state.accounts
     return accounts
@@ -67,7 +74,9 @@ router = APIRouter(tags=["accounts"])
 
 
 def _refused(exc: AccountError) -> HTTPException:
-    return HTTPException(exc.status, {"code": exc.code.value, "message": exc.message})
+    wait = exc.retry_after
+    headers = {"Retry-After": str(max(1, math.ceil(wait)))} if wait is not None else None
+    return refusal(exc.status, exc.code.value, exc.message, headers=headers)
 
 
 def _session(signed_in: SignedIn) -> Session:
@@ -81,17 +90,10 @@ def _session(signed_in: SignedIn) -> Session:
     )
 
 
-def client_address(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
-
-
-Client = Annotated[str, Depends(client_address)]
-
-
 @router.post(
     "/v1/accounts",
     status_code=status.HTTP_201_CREATED,
-    responses=_responses(409, 422, 429, 503),
+    responses=documented(409, 422, 429, 503),
 )
 async def register(body: Credentials, client: Client, accounts: AccountsDep) -> Session:
     """Create an account and sign it in. Usernames are unique whatever their case; each
@@ -105,7 +107,7 @@ async def register(body: Credentials, client: Client, accounts: AccountsDep) -> 
 @router.post(
     "/v1/accounts/upgrade",
     status_code=status.HTTP_201_CREATED,
-    responses=_responses(401, 409, 422, 429, 503),
+    responses=documented(401, 409, 422, 429, 503),
 )
 async def upgrade(
     body: Credentials, caller: Caller, token: Token, client: Client, accounts: AccountsDep
@@ -122,7 +124,7 @@ async def upgrade(
 
 
 @router.post(
-    "/v1/sessions", status_code=status.HTTP_201_CREATED, responses=_responses(401, 429, 503)
+    "/v1/sessions", status_code=status.HTTP_201_CREATED, responses=documented(401, 429, 503)
 )
 async def sign_in(body: Credentials, client: Client, accounts: AccountsDep) -> Session:
     """Sign in. A wrong password and an unknown username get the same 401; both are limited."""
@@ -132,7 +134,7 @@ async def sign_in(body: Credentials, client: Client, accounts: AccountsDep) -> S
         raise _refused(exc) from None
 
 
-@router.get("/v1/sessions", responses=_responses(401))
+@router.get("/v1/sessions", responses=documented(401))
 async def list_sessions(caller: Caller, accounts: AccountsDep) -> list[OpenSession]:
     """The caller's own open sessions."""
     return [OpenSession(**s) for s in await accounts.open_sessions(caller)]
@@ -141,7 +143,7 @@ async def list_sessions(caller: Caller, accounts: AccountsDep) -> list[OpenSessi
 @router.delete(
     "/v1/sessions/current",
     status_code=status.HTTP_204_NO_CONTENT,
-    responses=_responses(401, 503),
+    responses=documented(401, 503),
 )
 async def sign_out(caller: Caller, token: Token, accounts: AccountsDep) -> Response:
     """Sign out: the token is refused from now on, by every gateway instance, and its open
@@ -157,7 +159,7 @@ async def sign_out(caller: Caller, token: Token, accounts: AccountsDep) -> Respo
 @router.delete(
     "/v1/sessions/{session_id}",
     status_code=status.HTTP_204_NO_CONTENT,
-    responses=_responses(401, 404, 503),
+    responses=documented(401, 404, 503),
 )
 async def end_session(
     session_id: Annotated[str, Path(pattern=r"^s_[0-9a-f]{16,64}$")],

@@ -27,7 +27,7 @@ from arena_runtime.cache import Cache
 from arena_runtime.config import Settings
 from arena_runtime.envelope import new_command
 from arena_runtime.proto_gen.arena.v1 import accounts_pb2 as pb
-from arena_runtime.schemas.accounts import account_stream
+from arena_runtime.schemas.accounts import account_stream, guest_stream
 from arena_runtime.streams import StreamRunner
 from google.protobuf.message import Message
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -41,6 +41,7 @@ from arena_gateway.accounts.credentials import (
 from arena_gateway.accounts.errors import AccountError, AccountErrorCode
 from arena_gateway.accounts.projection import AccountRow, find_account, find_session
 from arena_gateway.accounts.stream import Account
+from arena_gateway.accounts.throttle import SignInThrottle
 from arena_gateway.hub import Hub, Outcome
 from arena_gateway.identity import (
     Principal,
@@ -101,6 +102,7 @@ class Accounts:
         self.db = db
         self.runner = runner
         self.clock = clock
+        self.throttle = SignInThrottle(cache, settings)
         self.session_ended: SessionEnded = _nobody
 
     # -- registration ----------------------------------------------------------------------
@@ -117,28 +119,45 @@ class Accounts:
     ) -> SignedIn:
         """Make a guest an account with the guest's own player id (its games stay its own).
 
-        The guest's session is consumed first, atomically in the shared cache, so two upgrades
-        racing with one guest token cannot give one player id to two accounts; if the account
-        cannot be created the guest session is put back.
+        The guest's session is consumed first, atomically: closed in its stream of the log (the
+        stream decides one CloseSession; the cache alone would not do, since a token the cache
+        has lost is found again in the log), then deleted from the cache. So two upgrades racing
+        with one guest token cannot give one player id to two accounts; if the account cannot be
+        created the guest session is opened again.
         """
         if guest.kind is not PrincipalKind.GUEST:
             raise AccountError(AccountErrorCode.NOT_A_GUEST, "only a guest can be upgraded")
         check_username(username)
         check_password(password)
         await self._limit_registrations(client)
-        if not await self.guests.revoke(guest_token):
+        if not await self._consume_guest(guest, guest_token):
             raise AccountError(AccountErrorCode.NOT_A_GUEST, "that guest session is gone")
         try:
             principal = await self._create(username, password, guest.player_id, guest.name)
         except BaseException:
-            # Same key and value SessionStore.issue wrote: the guest goes on as before.
-            key = f"session:{token_hash(guest_token)}"
-            await self.cache.set(key, guest.to_json(), self.guests.ttl)
+            await self.guests.put_back(guest_token, guest)  # the guest goes on as before
             raise
         signed_in = await self._open_session(principal)
         # The guest's sockets re-authenticate with the account's token (docs/protocol.md).
         await self.session_ended(guest.session_id, SessionEnd.UPGRADED)
         return signed_in
+
+    async def _consume_guest(self, guest: Principal, token: str) -> bool:
+        """End the guest's session for an upgrade; False if another request ended it first."""
+        try:
+            await self._send(
+                guest_stream(guest.session_id),
+                pb.CloseSession(session_id=guest.session_id, reason=SessionEnd.UPGRADED),
+                f"upgrade:{guest.session_id}:{uuid.uuid4().hex}",
+            )
+        except AccountError as exc:
+            if exc.code != AccountErrorCode.UNKNOWN_SESSION:
+                raise
+            view = await self.runner.load(guest_stream(guest.session_id))
+            if view.state.exists:
+                return False  # closed by the other request (or signed out)
+            # A session cached before sessions were recorded: the cache is its only record.
+        return await self.guests.revoke(token)
 
     async def _limit_registrations(self, client: str) -> None:
         """Each registration costs an Argon2 hash: one address gets a bounded share of the CPU.
@@ -162,21 +181,23 @@ class Accounts:
     # -- sessions --------------------------------------------------------------------------
 
     async def sign_in(self, username: str, password: str, client: str) -> SignedIn:
-        """The same refusal for an unknown user and a wrong password, both rate-limited."""
-        key = username.lower()[:64]
-        rate, burst = self.settings.sign_in_rate, self.settings.sign_in_burst
-        # One address may try many names (a household, a NAT), but not without bound.
-        if not (
-            await self.cache.allow(f"sign-in:user:{key}", rate, burst)
-            and await self.cache.allow(f"sign-in:addr:{client}", rate * 10, burst * 10)
-        ):
-            raise AccountError(AccountErrorCode.RATE_LIMITED, "too many sign-in attempts; wait")
+        """The same refusal for an unknown user and a wrong password, both slowed down per
+        (username, address) and per address (:mod:`arena_gateway.accounts.throttle`)."""
+        await self.throttle.check(username, client)
         account = await self._account(username) if len(password) <= 1024 else None
         if not await verify_password(account.password_hash if account else None, password[:1024]):
+            await self.throttle.failed(username, client)
             raise AccountError(AccountErrorCode.INVALID_CREDENTIALS, "wrong username or password")
         assert account is not None
+        await self.throttle.succeeded(username, client)
         principal = Principal(account.player_id, account.username, PrincipalKind.ACCOUNT, "")
         return await self._open_session(principal)
+
+    async def player_named(self, username: str) -> tuple[str, str] | None:
+        """The player id and username of the account ``username`` (any case), or None (a duel
+        names its opponent so)."""
+        found = await self._account(username)
+        return (found.player_id, found.username) if found is not None else None
 
     async def _account(self, username: str) -> AccountRow | None:
         async with self.db() as session:
@@ -202,6 +223,7 @@ class Accounts:
 
     async def sign_out(self, principal: Principal, token: str) -> None:
         if principal.kind is PrincipalKind.GUEST:
+            await self.guests.closed(principal, SIGN_OUT)  # first: no restart brings it back
             await self.guests.revoke(token)
             await self.session_ended(principal.session_id, SessionEnd.SIGNED_OUT)
             return
@@ -259,6 +281,44 @@ class Accounts:
         await self._cache(digest, principal, row.expires_at_ms)
         return principal
 
+    # -- guests' sessions in the log (identity.GuestJournal) ---------------------------------
+
+    async def guest_opened(self, principal: Principal, digest: str, until_ms: int) -> None:
+        sid = principal.session_id
+        await self._send(guest_stream(sid), _open(principal, digest, until_ms), f"guest-open:{sid}")
+
+    async def guest_reopened(self, principal: Principal, digest: str, until_ms: int) -> None:
+        """Open a closed guest session again (an upgrade that failed)."""
+        sid = principal.session_id
+        reopen = f"guest-reopen:{sid}:{uuid.uuid4().hex}"
+        await self._send(guest_stream(sid), _open(principal, digest, until_ms), reopen)
+
+    async def guest_renewed(self, session_id: str, until_ms: int) -> None:
+        """Told, not awaited: a renewal lost in a crash only ends the session a little sooner."""
+        payload = pb.RenewGuestSession(session_id=session_id, expires_at_ms=until_ms)
+        command_id = f"guest-renew:{session_id}:{until_ms}"
+        command = new_command(guest_stream(session_id), payload, command_id=command_id)
+        await self.hub.tell(topics.ACCOUNTS_COMMANDS, command)
+
+    async def guest_closed(self, session_id: str, reason: str) -> None:
+        payload = pb.CloseSession(session_id=session_id, reason=reason)
+        try:
+            await self._send(guest_stream(session_id), payload, f"close:{session_id}")
+        except AccountError as exc:
+            if exc.code != AccountErrorCode.UNKNOWN_SESSION:  # closed already: done
+                raise
+
+    async def guest_session(self, digest: str) -> tuple[Principal, int] | None:
+        session_id = f"s_{digest[:16]}"
+        view = await self.runner.load(guest_stream(session_id))
+        info = view.state.sessions.get(session_id)
+        if info is None or info.token_hash != digest:
+            return None
+        state = view.state
+        return Principal(state.player_id, state.username, PrincipalKind.GUEST, session_id), (
+            info.expires_at_ms
+        )
+
     # -- internals -------------------------------------------------------------------------
 
     async def _cache(self, digest: str, principal: Principal, expires_at_ms: int) -> None:
@@ -290,3 +350,13 @@ def check_username_quietly(username: str) -> bool:
     except AccountError:
         return False
     return True
+
+
+def _open(principal: Principal, digest: str, until_ms: int) -> pb.OpenGuestSession:
+    return pb.OpenGuestSession(
+        session_id=principal.session_id,
+        token_hash=digest,
+        player_id=principal.player_id,
+        display_name=principal.name,
+        expires_at_ms=until_ms,
+    )

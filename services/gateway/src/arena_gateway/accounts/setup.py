@@ -31,6 +31,7 @@ def attach_accounts(
         runtime.settings, hub, runtime.cache, guests, session_factory(runtime.db), runner
     )
     guests.fallback = accounts.resolve
+    guests.journal = accounts
     return accounts, [accounts_worker(runtime.log, runner)]
 
 

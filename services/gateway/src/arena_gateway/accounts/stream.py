@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from arena_runtime.envelope import Command, Event
 from arena_runtime.proto_gen.arena.v1 import accounts_pb2 as pb
-from arena_runtime.schemas.accounts import account_stream
+from arena_runtime.schemas.accounts import GUEST_PREFIX, account_stream, guest_stream
 from arena_runtime.streams import Decision, Rejection
 
 from arena_gateway.accounts.credentials import check_username
@@ -54,6 +54,10 @@ def initial(stream: str) -> Account:
 
 def decide(account: Account, command: Command) -> Decision:
     c = command.payload
+    if command.stream.startswith(GUEST_PREFIX):
+        return _decide_guest(account, command)
+    if isinstance(c, pb.OpenGuestSession | pb.RenewGuestSession):
+        return Rejection("unknown_command", "guest sessions have streams of their own")
     if isinstance(c, pb.RegisterAccount):
         return _register(account, command.stream, c)
     if not account.exists:
@@ -78,6 +82,47 @@ def decide(account: Account, command: Command) -> Decision:
             )
         ]
     return Rejection("unknown_command", f"{command.type} is not an accounts command")
+
+
+def _decide_guest(guest: Account, command: Command) -> Decision:
+    """A guest's session stream: opened once, renewed while used, closed once."""
+    c = command.payload
+    if isinstance(c, pb.OpenGuestSession):
+        # Opened once; opened again only after it closed, for the same player (a failed upgrade).
+        if guest.sessions or (guest.exists and guest.player_id != c.player_id):
+            return Rejection("session_exists", "this guest session is open already")
+        if (
+            not SESSION_ID.fullmatch(c.session_id)
+            or guest_stream(c.session_id) != command.stream
+            or not TOKEN_HASH.fullmatch(c.token_hash)
+            or not c.token_hash.startswith(c.session_id.removeprefix("s_"))
+            or not PLAYER_ID.fullmatch(c.player_id)
+            or not c.display_name
+        ):
+            return Rejection("invalid_session", "session id, token hash or player malformed")
+        return [
+            pb.GuestSessionOpened(
+                session_id=c.session_id,
+                token_hash=c.token_hash,
+                player_id=c.player_id,
+                display_name=c.display_name,
+                expires_at_ms=c.expires_at_ms,
+            )
+        ]
+    if isinstance(c, pb.RenewGuestSession | pb.CloseSession):
+        session = guest.sessions.get(c.session_id)
+        if session is None:
+            return Rejection(AccountErrorCode.UNKNOWN_SESSION, "no such open session")
+        if isinstance(c, pb.CloseSession):
+            return [
+                pb.SessionClosed(
+                    session_id=c.session_id, token_hash=session.token_hash, reason=c.reason
+                )
+            ]
+        if c.expires_at_ms <= session.expires_at_ms:
+            return []  # an older renewal, arriving late
+        return [pb.GuestSessionRenewed(session_id=c.session_id, expires_at_ms=c.expires_at_ms)]
+    return Rejection("unknown_command", f"{command.type} is not a guest session's command")
 
 
 def _register(account: Account, stream: str, c: pb.RegisterAccount) -> Decision:
@@ -111,6 +156,15 @@ def apply(account: Account, event: Event) -> Account:
         sessions = {k: v for k, v in account.sessions.items() if v.expires_at_ms > moment}
         sessions[e.session_id] = OpenSessionInfo(e.token_hash, e.expires_at_ms)
         return replace(account, sessions=MappingProxyType(sessions))
+    if isinstance(e, pb.GuestSessionOpened):
+        info = OpenSessionInfo(e.token_hash, e.expires_at_ms)
+        return Account(e.display_name, e.player_id, sessions=MappingProxyType({e.session_id: info}))
+    if isinstance(e, pb.GuestSessionRenewed):
+        found = account.sessions.get(e.session_id)
+        if found is None:
+            return account
+        renewed = {e.session_id: OpenSessionInfo(found.token_hash, e.expires_at_ms)}
+        return replace(account, sessions=MappingProxyType(renewed))
     if isinstance(e, pb.SessionClosed):
         sessions = {k: v for k, v in account.sessions.items() if k != e.session_id}
         return replace(account, sessions=MappingProxyType(sessions))
