@@ -11,13 +11,25 @@ BENCHES: list[str] = [
     "eventlog",
     "maths_warriors_solver",
     "digits_combat",
+    "digits_ghosts",
+    "digits_rounds",
     "matrix_games_episodes",
+    "matrix_games_module",
+    "matrix_online",
+    "maze",
+    "maze_online",
     "streams",
     "projections",
     "matchmaking",
     "rating",
     "match_memory",
     "online_games",
+    "second_game",
+    "web_client",
+    "oversize_frames",
+    "export",
+    "cold_start",
+    "failover",
 ]
 
 
@@ -47,6 +59,10 @@ def main() -> None:
     unknown = sorted(set(selected) - set(BENCHES))
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(BENCHES)}")
+    from arena_games.registry import STANDARD
+    from arena_runtime.envelope import SCHEMAS
+
+    STANDARD.register_schemas(SCHEMAS)  # every game's payloads, as `arena` registers them
     print(f"machine: pure-Python calibration loop {calibration_seconds():.2f} s", flush=True)
     for name in selected:
         print(f"== {name} ==", flush=True)

@@ -22,6 +22,9 @@ from arena_engine.maths_warriors import Rejection as EngineRejection
 from arena_engine.maths_warriors import apply as engine_apply
 from arena_engine.maths_warriors import decide as engine_decide
 from arena_engine.maths_warriors.dice import active, other
+from arena_games.contract import pack
+from arena_games.maths_warriors import wire as schema
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as pb
 from arena_match.clock import now_ms
 from arena_match.decide import MatchSettings
 from arena_match.runner import Decider, MatchRunner
@@ -29,20 +32,28 @@ from arena_match.state import stream_of
 from arena_runtime import topics
 from arena_runtime.envelope import new_command
 from arena_runtime.eventlog.embedded import EmbeddedEventLog
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
-from arena_runtime.schemas import maths_warriors as schema
+from arena_runtime.proto_gen.arena.v1 import match_pb2
+
+from bench.targets import target_line
 
 TARGET_MB_PER_1000 = 50.0
 #: Moves per game: few enough that no game ends (a game needs at least 6 captures).
 MOVES = 5
 
 
-def _create(match_id: str) -> pb.CreateMatch:
+def _create(match_id: str) -> match_pb2.StartMatch:
     seats = [
-        pb.MatchSeat(player_id=f"p_{match_id}_{n}", display_name=f"P{n}", kind=pb.SEAT_KIND_HUMAN)
+        match_pb2.MatchSeat(
+            player_id=f"p_{match_id}_{n}", display_name=f"P{n}", kind=match_pb2.SEAT_KIND_HUMAN
+        )
         for n in (1, 2)
     ]
-    return pb.CreateMatch(match_id=match_id, seats=seats, game_seconds=3600, move_seconds=30)
+    return match_pb2.StartMatch(
+        match_id=match_id,
+        game=schema.GAME,
+        seats=seats,
+        settings=pack(pb.MathsWarriorsSettings(game_seconds=3600, move_seconds=30)),
+    )
 
 
 def scripted_move(state: GameState) -> Strength | Skip:
@@ -66,8 +77,9 @@ async def _fill(runner: MatchRunner, games: int, prefix: str = "m") -> int:
             view = runner.view(stream)
             assert view is not None
             state = view.state
-            move = scripted_move(state.game)
-            payload = schema.move_to_proto(move, state.seat(state.game.to_move).player_id)
+            game = state.game.game  # the engine's state inside Maths Warriors' own
+            move = scripted_move(game)
+            payload = schema.move_to_proto(move, state.seat(game.to_move).player_id)
             await runner.handle(new_command(stream, payload))
             runner.compact(stream)
         commands += 1 + MOVES
@@ -158,9 +170,8 @@ async def _heap(games: int) -> None:
             await event_log.close()
     print(f"memory: {games} games of {MOVES} moves, {live} live")
     print(
-        f"  match runner: {runner_mb * per_1000:.1f} MB per 1,000 live games "
-        f"(target < {TARGET_MB_PER_1000:.0f} MB)"
-        + ("  OVER TARGET" if runner_mb * per_1000 > TARGET_MB_PER_1000 else "")
+        f"  match runner: {runner_mb * per_1000:.1f} MB per 1,000 live games  "
+        + target_line(runner_mb * per_1000, "<", TARGET_MB_PER_1000, f"{TARGET_MB_PER_1000:.0f} MB")
     )
     print(
         f"  baseline, bare engine states: {engine_mb * per_1000:.2f} MB per 1,000 games "

@@ -2,8 +2,8 @@
 
 * service: N CreateRoom commands appended at once, consumed by the matchmaking service (command
   worker, directory, follow-ups), until N rooms are open; then N JoinRoom until every room plays
-  and its CreateMatch is sent. A room costs three decided commands (CreateRoom, OpenRoom,
-  JoinRoom), five events and three sent commands (OpenRoom, CreateMatch, and the gateway's own).
+  and its StartMatch is sent. A room costs three decided commands (CreateRoom, OpenRoom,
+  JoinRoom), five events and three sent commands (OpenRoom, StartMatch, and the gateway's own).
 * baseline: the runtime's StreamRunner alone answering 3 × N commands with one event each
   (trivial decide), called directly: the ceiling the service's bookkeeping is measured against.
 """
@@ -113,8 +113,8 @@ def run(quick: bool = False) -> None:
     base_rate = 3 * rooms / base_s
     print(f"rooms: {rooms} on {PARTITIONS} partitions (embedded log)")
     print(f"  open (CreateRoom + OpenRoom):     {rooms / open_s:8.0f} rooms/s")
-    print(f"  fill (JoinRoom -> CreateMatch):   {rooms / join_s:8.0f} rooms/s")
-    print(f"  whole room, create to CreateMatch: {room_rate:7.0f} rooms/s")
+    print(f"  fill (JoinRoom -> StartMatch):    {rooms / join_s:8.0f} rooms/s")
+    print(f"  whole room, create to StartMatch:  {room_rate:7.0f} rooms/s")
     print(f"  decided commands:                  {command_rate:7.0f} commands/s")
     print(f"baseline: bare StreamRunner, one event per command: {base_rate:7.0f} commands/s")
     print(f"ratio service / baseline: {command_rate / base_rate:.2f}")

@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.targets import target_line  # noqa: E402
 from tests.processes.arena_process import ArenaProcess, arena_env, free_port  # noqa: E402
 
 DICE = ("D4", "D6", "D8", "D10", "D12", "D20")
@@ -248,6 +249,20 @@ def processes(
             process.terminate()
 
 
+def cpu_seconds(*started: ArenaProcess) -> float:
+    """The CPU time (user + system) the processes have used so far."""
+    total = 0.0
+    for process in started:
+        times = psutil.Process(process.proc.pid).cpu_times()
+        total += times.user + times.system
+    return total
+
+
+def cpu_per_move(before: float, after: float, latencies: list[float]) -> str:
+    """The server's CPU per move over a run (the lobby's requests of the run included)."""
+    return f"server CPU {(after - before) * 1000 / max(1, len(latencies)):.2f} ms/move"
+
+
 def rss_mb(process: ArenaProcess) -> float:
     return psutil.Process(process.proc.pid).memory_info().rss / 1e6
 
@@ -378,8 +393,7 @@ async def _create_matches(data_dir: Path, games: int) -> None:
     from arena_runtime.config import Settings
     from arena_runtime.envelope import CODEC, new_command
     from arena_runtime.eventlog.factory import open_event_log
-    from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as pb
-    from arena_runtime.schemas import maths_warriors  # noqa: F401
+    from arena_runtime.proto_gen.arena.v1 import match_pb2 as pb
 
     log = open_event_log(Settings.model_validate({"data_dir": data_dir}))
     await log.start()
@@ -392,12 +406,14 @@ async def _create_matches(data_dir: Path, games: int) -> None:
                 pb.MatchSeat(player_id=f"p_b{i}", display_name="B", kind=pb.SEAT_KIND_HUMAN),
             ]
             match_id = uuid.uuid4().hex
-            payload = pb.CreateMatch(match_id=match_id, seats=seats, mode=pb.MATCH_MODE_CASUAL)
+            payload = pb.StartMatch(
+                match_id=match_id, game="maths-warriors", seats=seats, mode=pb.MATCH_MODE_CASUAL
+            )
             command = new_command(f"match-{match_id}", payload, command_id=f"bench:{match_id}")
             records.append(CODEC.command_record(command))
         for start in range(0, games, 500):
             await log.append(topics.MATCH_COMMANDS, records[start : start + 500])
-        target = ends + 2 * games  # MatchCreated + GameStarted each
+        target = ends + 2 * games  # MatchOpened + GameStarted each
         deadline = time.monotonic() + 120
         while sum((await log.end_offsets(topics.MATCH_EVENTS)).values()) < target:
             if time.monotonic() > deadline:
@@ -424,17 +440,23 @@ def run(quick: bool = False) -> None:
             rate, latencies = asyncio.run(drive(serve.url, 1, seconds / 3, pace=0.02))
             ratio = pct(latencies, 0.5) * 1000 / raw_p50
             report("embedded, one game (unloaded)", rate, latencies, f"p50 = {ratio:.1f}x raw")
+            cpu = cpu_seconds(serve)
             rate, latencies = asyncio.run(drive(serve.url, games, seconds, rate=EMBEDDED_RATE))
-            ratio = pct(latencies, 0.99) * 1000 / raw_p99
+            used = cpu_per_move(cpu, cpu_seconds(serve), latencies)
+            p99 = pct(latencies, 0.99) * 1000
             report(
                 "embedded (arena serve)",
                 rate,
                 latencies,
-                f"paced to {EMBEDDED_RATE:.0f}/s; p99 = {ratio:.1f}x raw; "
-                "target >= 1000/s, p99 < 50 ms",
+                f"paced to {EMBEDDED_RATE:.0f}/s; {used}; p99 = {p99 / raw_p99:.1f}x raw; "
+                + target_line(rate, ">=", 1000, "1,000 moves/s")
+                + "; "
+                + target_line(p99, "<", 50, "50 ms", "p99"),
             )
+            cpu = cpu_seconds(serve)
             rate, latencies = asyncio.run(drive(serve.url, games, seconds))
-            report("embedded, as fast as it answers", rate, latencies, "(capacity)")
+            used = cpu_per_move(cpu, cpu_seconds(serve), latencies)
+            report("embedded, as fast as it answers", rate, latencies, f"(capacity); {used}")
             sockets = 100 if quick else 500
             before = rss_mb(serve)
 
@@ -447,16 +469,19 @@ def run(quick: bool = False) -> None:
                 return grown
 
             grown = asyncio.run(hold())
+            per_1000 = grown * 1000 / sockets
             print(
-                f"  gateway RSS per 1,000 idle sockets: {grown * 1000 / sockets:6.1f} MB "
-                f"(measured over {sockets}; target < 200 MB)"
+                f"  gateway RSS per 1,000 idle sockets: {per_1000:6.1f} MB "
+                f"(measured over {sockets})  " + target_line(per_1000, "<", 200, "200 MB")
             )
 
         count = 200 if quick else 1000
         before, after = live_games_rss(workdir, count)
+        per_1000 = (after - before) * 1000 / count
         print(
-            f"  match RSS per 1,000 live games:     {(after - before) * 1000 / count:6.1f} MB "
-            f"(over {count} games, {before:.0f} -> {after:.0f} MB; target < 50 MB)"
+            f"  match RSS per 1,000 live games:     {per_1000:6.1f} MB "
+            f"(over {count} games, {before:.0f} -> {after:.0f} MB)  "
+            + target_line(per_1000, "<", 50, "50 MB")
         )
         _distributed(workdir, games, seconds)
 
@@ -506,16 +531,21 @@ def _distributed(workdir: Path, games: int, seconds: float) -> None:
             rate, latencies = asyncio.run(drive(gateway.url, 1, seconds / 3, pace=0.02))
             ratio = pct(latencies, 0.99) * 1000 / raw_p99
             report("distributed, one game (unloaded)", rate, latencies, f"p99 = {ratio:.1f}x raw")
+            cpu = cpu_seconds(*started)
             rate, latencies = asyncio.run(drive(gateway.url, games, seconds, rate=200.0))
+            used = cpu_per_move(cpu, cpu_seconds(*started), latencies)
             ratio = pct(latencies, 0.99) * 1000 / raw_p99
             report(
                 "distributed (3 processes)",
                 rate,
                 latencies,
-                f"paced to 200/s; p99 = {ratio:.1f}x raw p99 (target <= 3x), "
-                f"{pct(latencies, 0.99) * 1000 / relay_p99:.1f}x the two-hop floor",
+                f"paced to 200/s; {used}; p99 = {ratio:.1f}x raw p99, "
+                f"{pct(latencies, 0.99) * 1000 / relay_p99:.1f}x the two-hop floor; "
+                + target_line(ratio, "<=", 3, "3x raw p99", "p99"),
             )
+            cpu = cpu_seconds(*started)
             rate, latencies = asyncio.run(drive(gateway.url, games, seconds))
-            report("distributed, as fast as it answers", rate, latencies, "(capacity)")
+            used = cpu_per_move(cpu, cpu_seconds(*started), latencies)
+            report("distributed, as fast as it answers", rate, latencies, f"(capacity); {used}")
     finally:
         broker.stop()

@@ -30,7 +30,7 @@ from arena_runtime.sql import (
     stream_activity,
     upgrade_head,
 )
-from sqlalchemy import Column, Integer, MetaData, String, Table, insert
+from sqlalchemy import Column, Integer, MetaData, String, Table, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from bench import postgres
@@ -98,6 +98,14 @@ async def baseline(engine: AsyncEngine, count: int) -> float:
     return (count // BATCH) * BATCH / (time.perf_counter() - started)
 
 
+async def same_rows(engine: AsyncEngine, count: int, who: str) -> None:
+    """The ledger and its baseline must write the same number of rows: equal work."""
+    async with engine.connect() as connection:
+        written = (await connection.execute(select(func.count()).select_from(rows))).scalar_one()
+    if written != count:
+        raise AssertionError(f"{who} wrote {written} rows, not {count}")
+
+
 async def measure(label: str, url: str, log: EventLog, count: int) -> None:
     engine = create_engine(url)
     try:
@@ -109,9 +117,11 @@ async def measure(label: str, url: str, log: EventLog, count: int) -> None:
             await connection.execute(stream_activity.delete())
         activity = await timed_catch_up(StreamActivity(TOPICS), log, engine)
         ledger = await timed_catch_up(Ledger(), log, engine)
+        await same_rows(engine, count, "the ledger")
         async with engine.begin() as connection:
             await connection.execute(rows.delete())
         base = await baseline(engine, count)
+        await same_rows(engine, count, "the baseline")
     finally:
         await engine.dispose()
     print(f"{label}: {count:,} records, batches of {BATCH}", flush=True)

@@ -1,6 +1,6 @@
 """The rating service: updates per second through the service, and rebuilding its projections.
 
-* service: finished games (``MatchCreated`` + ``GameEnded``) already in the embedded log, and
+* service: finished games (``MatchOpened`` + ``MatchEnded``) already in the embedded log, and
   the rating service started on them: games rated per second until the ladder holds them all
   (match events consumed, ``RateMatch`` sent, answered by the ladder's stream runner). Baselines
   from the same run: the bare ladder stream runner answering the same commands (no consumers,
@@ -21,6 +21,9 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from arena_games.contract import pack
+from arena_games.maths_warriors import wire
+from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as mw
 from arena_rating import ladder
 from arena_rating.projections import RatingProjection
 from arena_rating.service import build_service, ladder_runner
@@ -30,7 +33,7 @@ from arena_runtime.envelope import CODEC, Event, new_command, new_id
 from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.host import open_runtime
-from arena_runtime.proto_gen.arena.v1 import maths_warriors_pb2 as mw
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
 from arena_runtime.schemas.rating import ladder_stream, rate_command_id
 from arena_runtime.sql import ProjectionRunner, create_engine, session_factory, upgrade_head
@@ -55,16 +58,26 @@ def finished_match(number: int, rng: random.Random) -> list[Event]:
     while b == a:
         b = _player(rng)
     seats = [
-        mw.MatchSeat(player_id=p, display_name=p.upper(), kind=mw.SEAT_KIND_HUMAN) for p in (a, b)
+        match_pb2.MatchSeat(player_id=p, display_name=p.upper(), kind=match_pb2.SEAT_KIND_HUMAN)
+        for p in (a, b)
     ]
-    mode = mw.MATCH_MODE_RANKED if rng.random() < 0.8 else mw.MATCH_MODE_CASUAL
+    mode = match_pb2.MATCH_MODE_RANKED if rng.random() < 0.8 else match_pb2.MATCH_MODE_CASUAL
     winner = rng.choice((1, 2))
     payloads = [
-        mw.MatchCreated(match_id=match_id, seats=seats, mode=mode, game_seconds=720),
-        mw.GameEnded(
-            winner=winner,
-            reason=rng.choice(("all_captured", "timeout", "forfeit")),
-            winner_player_id=seats[winner - 1].player_id,
+        match_pb2.MatchOpened(
+            match_id=match_id,
+            game=wire.GAME,
+            seats=seats,
+            mode=mode,
+            settings=pack(mw.MathsWarriorsSettings(game_seconds=720)),
+        ),
+        wire.ended_of_game_ended(
+            mw.GameEnded(
+                winner=winner,
+                reason=rng.choice(("all_captured", "timeout", "forfeit")),
+                winner_player_id=seats[winner - 1].player_id,
+            ),
+            f"match-{match_id}",
         ),
     ]
     return [
@@ -86,12 +99,22 @@ def rate_request(number: int, rng: random.Random) -> pb.RateMatch:
     b = _player(rng)
     while b == a:
         b = _player(rng)
+    # As the rating service sends it (version 2: every seat, ranked): a won, b lost.
     return pb.RateMatch(
         match_id=f"r{number:07d}",
         game="maths-warriors",
         mode="ranked" if rng.random() < 0.8 else "casual",
-        winner=pb.LadderPlayer(player_id=a, display_name=a.upper(), seat=1),
-        loser=pb.LadderPlayer(player_id=b, display_name=b.upper(), seat=2),
+        seats=[
+            pb.LadderPlayer(
+                player_id=p,
+                display_name=p.upper(),
+                seat=seat,
+                kind=match_pb2.SEAT_KIND_HUMAN,
+                rank=seat,
+                score=6 if seat == 1 else 3,
+            )
+            for seat, p in ((1, a), (2, b))
+        ],
         reason=rng.choice(("all_captured", "timeout", "forfeit")),
         ended_at_ms=1_800_000_000_000 + number * 1000,
     )
