@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from arena_games.registry import STANDARD
+from arena_runtime.envelope import SCHEMAS
 
 pytest_plugins = [
     "tests.harness.kafka",
@@ -13,6 +15,10 @@ pytest_plugins = [
 ]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Every game's payloads, registered explicitly in the test process as `arena` does where it
+# starts (nothing registers itself on import; docs/games.md).
+STANDARD.register_schemas(SCHEMAS)
 
 
 def _shared_dir() -> Path:

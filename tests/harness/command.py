@@ -17,8 +17,8 @@ async def arena(monkeypatch: pytest.MonkeyPatch, settings: Settings, *argv: str)
         if name.startswith("ARENA_") and not name.startswith("ARENA_TEST_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("ARENA_DATA_DIR", str(settings.data_dir))
-    if settings.database_url:
-        monkeypatch.setenv("ARENA_DATABASE_URL", settings.database_url)
+    if settings.database_url is not None:
+        monkeypatch.setenv("ARENA_DATABASE_URL", settings.database_url.get_secret_value())
     if settings.kafka_bootstrap:
         monkeypatch.setenv("ARENA_KAFKA_BOOTSTRAP", settings.kafka_bootstrap)
         monkeypatch.setenv("ARENA_TOPIC_PREFIX", settings.topic_prefix)

