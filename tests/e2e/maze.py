@@ -128,11 +128,21 @@ async def move(player: Player, action: str) -> dict[str, Any]:
     return result
 
 
+#: The gateway's default limit is 10 messages a second per player (``ws_rate_limit``); a move
+#: every 110 ms keeps under it whatever the acks' latency, as a client must.
+PACE_MS = 110
+
+
+def _pause(cooldown_ms: int) -> float:
+    return max(cooldown_ms, PACE_MS) / 1000
+
+
 async def walk(cooldown_ms: int, player: Player, actions: list[str]) -> None:
-    """One player's actions, each after the cooldown (counted from the last ack)."""
+    """One player's actions, each after the cooldown (counted from the last ack) and never
+    faster than the gateway's message limit."""
     for action in actions:
         await move(player, action)
-        await asyncio.sleep(cooldown_ms / 1000)
+        await asyncio.sleep(_pause(cooldown_ms))
 
 
 async def come_back(url: str, before: Player, code: str) -> Player:
@@ -168,10 +178,10 @@ async def lockstep(
     seats: dict[int, Player], plans: dict[int, list[str]], cooldown_ms: int, rounds: int
 ) -> None:
     """``rounds`` rounds of both players' next moves sent together, each round after the
-    cooldown (counted from the acks: the server's times are earlier)."""
+    cooldown (counted from the acks: the server's times are earlier) and the message limit."""
     for _ in range(rounds):
         await asyncio.gather(*(move(seats[n], plans[n].pop(0)) for n in plans if plans[n]))
-        await asyncio.sleep(cooldown_ms / 1000)
+        await asyncio.sleep(_pause(cooldown_ms))
 
 
 def whole_maze(view: View) -> bool:
