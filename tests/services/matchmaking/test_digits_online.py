@@ -16,9 +16,9 @@ import pytest
 from arena_engine.digits import paris
 from arena_games.contract import unpack
 from arena_games.digits import ghost_store as gs
+from arena_games.digits.ghost_log import GHOST_STREAM, draw_seed, save_command_id
 from arena_games.proto_gen.arena.games.digits.v1 import digits_pb2 as dg
 from arena_match.verify import verify_log
-from arena_matchmaking.ghosts import GHOST_STREAM, draw_seed, save_command_id
 from arena_matchmaking.rooms import player_game
 from arena_rating.service import ladder_runner
 from arena_runtime import topics

@@ -739,14 +739,35 @@ class BotFactory(Protocol):
     def __call__(self, viewer: Viewer) -> Bot: ...
 
 
+class GhostStore(Protocol):
+    """A ghost store as a matchmaking stream, pure: matchmaking folds the stream's events with
+    ``apply`` and decides each command to it with ``decide`` (the game's events, or a typed
+    refusal); it knows no game's store."""
+
+    def initial(self, stream: str) -> Any:
+        """The empty store of ``stream``."""
+        ...
+
+    def apply(self, state: Any, event: Message) -> Any:
+        """The store after one of its events (``state`` is not changed)."""
+        ...
+
+    def decide(self, state: Any, command: Message, command_id: str) -> Decision:
+        """The events a command to the store appends, or its refusal (``command_id`` seeds any
+        draw, so deciding it again draws the same)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Ghosts:
     """A game whose players' saved armies other players meet (Digits): matchmaking keeps them
-    on ``stream``; ``sharing(player_id, sharing)`` is the command on it that records how the
-    owner's armies are served (``login``, ``anonymous``, ``none``)."""
+    on ``stream`` (``ghosts-<game>``), folded and decided by ``store``; ``sharing(player_id,
+    sharing)`` is the command on it that records how the owner's armies are served (``login``,
+    ``anonymous``, ``none``)."""
 
     stream: str
     sharing: Callable[[str, str], Message]
+    store: GhostStore
 
 
 @dataclass(frozen=True)

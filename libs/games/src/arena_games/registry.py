@@ -50,6 +50,19 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._games
 
+    def ghost_games(self) -> tuple[str, ...]:
+        """The games that keep their players' armies for others to meet (``ghosts`` set), by
+        name, the first the default: the one answer the gateway's ``ghost_sharing``, the read
+        API's ghost-sharing route and matchmaking's ghost stores share."""
+        return tuple(module.name for module in self if module.ghosts is not None)
+
+    def ghost_store(self, stream: str) -> GameModule[Any] | None:
+        """The game whose ghost store is ``stream`` (``ghosts-<game>``), or None."""
+        for module in self:
+            if module.ghosts is not None and module.ghosts.stream == stream:
+                return module
+        return None
+
     def register_schemas(self, schemas: Schemas) -> None:
         """Every registered game's payloads and legacy upcasters, into ``schemas``."""
         for module in self:

@@ -20,8 +20,6 @@ RoomCode = Annotated[str, Field(min_length=1, max_length=16)]
 GameName = Annotated[str, Field(min_length=1, max_length=64)]
 #: The game a lobby message names when it names none (every client before the game seam).
 DEFAULT_GAME = "maths-warriors"
-#: The first game that keeps its players' armies (Digits): ``ghost_sharing``'s default.
-GHOSTS_GAME = next((m.name for m in STANDARD if m.ghosts is not None), "")
 #: The first game played in duels (Digits): ``challenge_duel``'s default.
 DUEL_GAME = next((m.name for m in STANDARD if "duel" in m.modes), "")
 
@@ -158,11 +156,12 @@ class GhostSharing(_Message):
 
     type: Literal["ghost_sharing"]
     sharing: Literal["login", "anonymous", "none"]
-    game: GameName = GHOSTS_GAME
+    #: The registry's first game that keeps its players' armies (Digits).
+    game: GameName = (STANDARD.ghost_games() or ("",))[0]
 
     @model_validator(mode="after")
     def _game_with_ghosts(self) -> GhostSharing:
-        if self.game not in STANDARD or STANDARD.find(self.game).ghosts is None:
+        if self.game not in STANDARD.ghost_games():
             raise ValueError(f"no game {self.game!r} keeps its players' armies")
         return self
 

@@ -108,8 +108,6 @@ DuelId = Annotated[
 LOGIN = "login"
 #: The preference of an owner who never set one.
 ANONYMOUS = "anonymous"
-#: The games that keep their players' armies (Digits), the first the route's default.
-GHOST_GAMES = tuple(m.name for m in STANDARD if m.ghosts is not None)
 
 
 class GhostSharingSetting(BaseModel):
@@ -403,8 +401,12 @@ def create_read_router(principal: Callable[..., Any]) -> APIRouter:
         session: Session,
         caller: Any = caller_dependency,
         game: Annotated[
-            str, Query(description=f"A game that keeps its players' armies: {GHOST_GAMES}")
-        ] = GHOST_GAMES[0],
+            str,
+            Query(
+                description="A game that keeps its players' armies: "
+                f"{', '.join(STANDARD.ghost_games())}"
+            ),
+        ] = STANDARD.ghost_games()[0],
     ) -> GhostSharingSetting:
         """The caller's own setting for the ghosts their Digits games leave, as the read side
         has it (``anonymous`` until set; set it with the WebSocket's ``ghost_sharing``).
@@ -413,7 +415,7 @@ def create_read_router(principal: Callable[..., Any]) -> APIRouter:
             raise refusal(
                 status.HTTP_403_FORBIDDEN, "not_your_account", "only its owner reads a setting"
             )
-        if game not in GHOST_GAMES:
+        if game not in STANDARD.ghost_games():
             raise refusal(status.HTTP_404_NOT_FOUND, "unknown_game", f"no ghosts of {game!r}")
         found = await queries.ghost_sharing(session, game, player_id)
         return GhostSharingSetting(player_id=player_id, sharing=found or ANONYMOUS)

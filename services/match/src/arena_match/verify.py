@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena_games.contract import Inputs
+from arena_games.digits.ghost_log import GHOST_STREAM
 from arena_games.digits.ghost_store import verify_draws
 from arena_runtime import topics
 from arena_runtime.envelope import CODEC, Command, EnvelopeError, Event
@@ -34,8 +35,6 @@ from arena_match.decide import MatchSettings, decide
 from arena_match.state import STREAM_PREFIX, MatchState, apply
 
 READ_BATCH = 1000
-#: The Digits ghost store's stream (matchmaking's), whose draws are re-decided too.
-GHOST_STREAM = "ghosts-digits"
 
 
 ASKED_OF_THE_VIEWS = (vpb.ViewRequest, vpb.ClientRelay)

@@ -37,7 +37,7 @@ from google.protobuf.message import Message
 from arena_matchmaking import lobby
 from arena_matchmaking.context import LobbyContext
 from arena_matchmaking.directory import LobbyDirectory
-from arena_matchmaking.ghosts import GHOST_STREAM, save_command_id
+from arena_matchmaking.ghosts import ghost_stream, save_command_id
 from arena_matchmaking.ids import player_stream, room_stream
 from arena_matchmaking.metrics import ROOMS_OPEN
 from arena_matchmaking.reactions import FollowUp, follow_ups
@@ -352,7 +352,9 @@ class Matchmaking:
                 return
             match = payload.match_id
             command_id, command = f"void:{match}", dg.WithdrawGhosts(match_id=match)
-        follow_up = FollowUp(topics.MATCHMAKING_COMMANDS, GHOST_STREAM, command_id, command)
+        follow_up = FollowUp(
+            topics.MATCHMAKING_COMMANDS, ghost_stream(digits_wire.GAME), command_id, command
+        )
         await self.send(follow_up, event.event_id, event.correlation_id)
 
     async def _fire_timer(self, code: str, command_id: str, timer: pb.RoomTimer) -> None:

@@ -25,7 +25,7 @@ from google.protobuf.message import Message
 
 from arena_matchmaking.duels import DUEL_PREFIX
 from arena_matchmaking.errors import LobbyErrorCode
-from arena_matchmaking.ghosts import GHOST_STREAM, army_command_id
+from arena_matchmaking.ghosts import army_command_id, ghost_stream
 from arena_matchmaking.ids import match_stream, player_stream, queue_of, room_stream
 from arena_matchmaking.room_settings import default_settings, game_of, side_by_side
 from arena_matchmaking.rooms import ALL_ENDED, player_game
@@ -97,7 +97,7 @@ def _after_event(event: Message, stream: str) -> list[FollowUp]:
             return [
                 FollowUp(
                     topics.MATCHMAKING_COMMANDS,
-                    GHOST_STREAM,
+                    ghost_stream(digits_wire.GAME),
                     f"close:{event.match_id}",
                     dg.WithdrawGhosts(room_code=code),
                 )
@@ -114,7 +114,10 @@ def _after_event(event: Message, stream: str) -> list[FollowUp]:
                 )
                 sent.append(
                     FollowUp(
-                        topics.MATCHMAKING_COMMANDS, GHOST_STREAM, f"room:{event.match_id}", seated
+                        topics.MATCHMAKING_COMMANDS,
+                        ghost_stream(digits_wire.GAME),
+                        f"room:{event.match_id}",
+                        seated,
                     )
                 )
             return sent
@@ -198,7 +201,7 @@ def stake_command_id(duel: str, player: str) -> str:
 def _draw_duel(duel: str, players: Sequence[str]) -> FollowUp:
     return FollowUp(
         topics.MATCHMAKING_COMMANDS,
-        GHOST_STREAM,
+        ghost_stream(digits_wire.GAME),
         f"draw:{duel}",
         dg.DrawDuel(duel_id=duel, players=players),
     )
@@ -239,7 +242,7 @@ def _side_by_side(event: pb.RoomMatchStarted) -> list[FollowUp]:
         sent.append(
             FollowUp(
                 topics.MATCHMAKING_COMMANDS,
-                GHOST_STREAM,
+                ghost_stream(digits_wire.GAME),
                 f"room:{event.match_id}",
                 dg.SeatGhostRoom(room_code=event.code, players=players, match_ids=games),
             )

@@ -17,6 +17,7 @@ from arena_games.contract import GameModule, Ghosts, SeatKind, SeatPlan
 from arena_games.digits.boards import BOARDS
 from arena_games.digits.bot import bot
 from arena_games.digits.client import DigitsClient
+from arena_games.digits.ghost_log import GHOST_STREAM, STORE
 from arena_games.digits.lobby import LOBBY
 from arena_games.digits.ratings import DigitsRatings
 from arena_games.digits.rules import DigitsMatch, DigitsRules
@@ -46,7 +47,8 @@ MODULE: GameModule[DigitsMatch] = GameModule(
     boards=BOARDS,
     private_log=True,
     ghosts=Ghosts(
-        stream=f"ghosts-{GAME}",
+        stream=GHOST_STREAM,
         sharing=lambda player_id, sharing: pb.SetGhostSharing(player_id=player_id, sharing=sharing),
+        store=STORE,
     ),
 )
