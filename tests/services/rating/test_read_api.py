@@ -85,6 +85,10 @@ async def client(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, list]
         seats = (matches.seat("p_a"), matches.seat("ai-easy", ai=True))
         stream = matches.match_events("m5", seats, match_pb2.MATCH_MODE_CASUAL, game)
         await matches.append(log, stream)
+        # The same game again, still being played (its end not logged yet).
+        await matches.append(
+            log, matches.match_events("m6", seats, match_pb2.MATCH_MODE_CASUAL, game)[:-1]
+        )
         so_far = MatchSoFar()
         for event in stream:
             so_far.admit(READING.decode_event(matches.LEGACY.encode_event(event)))
@@ -224,6 +228,18 @@ async def test_a_match_log_and_its_replay_are_the_logged_events_and_the_engines_
     assert [d["value"] for d in states[-1]["dice1"]] == list(final.dice1)
     assert states[-1]["status"] == "over" and states[-1]["winner"] == final.winner
     assert states[0]["type"] == "arena.v1.GameStarted"
+
+
+async def test_a_replay_mid_match_is_refused_in_progress_unless_asked_partial(client) -> None:
+    http, _ = client
+    playing = await http.get("/v1/matches/m6/replay")
+    assert playing.status_code == 409
+    assert playing.json()["detail"]["code"] == "match_in_progress"
+    so_far = await http.get("/v1/matches/m6/replay", params={"partial": "true"})
+    assert so_far.status_code == 200 and so_far.headers["arena-match-status"] == "playing"
+    assert so_far.json()["states"][-1]["status"] != "over"
+    over = await http.get("/v1/matches/m5/replay")
+    assert over.status_code == 200 and over.headers["arena-match-status"] == "over"
 
 
 @pytest.mark.parametrize(

@@ -137,6 +137,13 @@ NOT_YOURS = documented(
     "(`not_your_game`)",
 )
 BAD_CURSOR = documented(400, description="The cursor is not one we handed out")
+IN_PROGRESS = documented(
+    409,
+    description="The match is still being played (`match_in_progress`): its replay is served "
+    "once it ended, or as it stands with `?partial=true`",
+)
+#: The replay's response header saying whether the match is still being played.
+MATCH_STATUS_HEADER = "Arena-Match-Status"
 UNAUTHORIZED = documented(401, description="No valid bearer token")
 
 
@@ -275,25 +282,47 @@ def create_read_router(principal: Callable[..., Any]) -> APIRouter:
 
     @router.get(
         "/matches/{match_id}/replay",
-        responses={**NOT_FOUND, **NOT_YOURS},
+        responses={**NOT_FOUND, **NOT_YOURS, **IN_PROGRESS},
         response_model=Replay,
     )
     async def get_match_replay(
-        match_id: MatchId, session: Session, duel: DuelId = None, caller: Any = caller_dependency
+        match_id: MatchId,
+        session: Session,
+        response: Response,
+        duel: DuelId = None,
+        partial: Annotated[
+            bool,
+            Query(description="Serve the replay of a match still being played, as it stands"),
+        ] = False,
+        caller: Any = caller_dependency,
     ) -> Any:
         """The match's replay, made by its game's module from its events: for Maths Warriors
         the game's state after each move (this schema); for Matrix Games its
-        ``matrix.replay.v1`` document, byte for byte the engine's. Who may read a private log:
+        ``matrix.replay.v1`` document, byte for byte the engine's. A match still being played:
+        409 ``match_in_progress``, or with ``partial=true`` its replay so far. The
+        ``Arena-Match-Status`` header says ``playing`` or ``over``. Who may read a private log:
         as for the events."""
         await _may_read_log(session, match_id, caller, duel)
         record = await queries.match_record(session, match_id, READING)
         module = None if record is None else _game_of(record)
         if record is None or module is None or module.replay is None:
             raise _not_found("match", match_id)
+        status_now = "over" if record.row["status"] == "over" else "playing"
+        if status_now == "playing" and not partial:
+            raise refusal(
+                status.HTTP_409_CONFLICT,
+                "match_in_progress",
+                f"match {match_id} is still being played: its replay so far with partial=true",
+            )
         made = module.replay(record)
         if isinstance(made, BaseModel):
+            response.headers[MATCH_STATUS_HEADER] = status_now
             return made
-        return Response(made, media_type=module.replay_media_type)
+        return Response(
+            made,
+            media_type=module.replay_media_type,
+            headers={MATCH_STATUS_HEADER: status_now},
+        )
 
     @router.get("/leaderboards/{game}", responses={**BAD_CURSOR, **NOT_FOUND})
     async def get_leaderboard(

@@ -79,8 +79,10 @@ export const api = {
   season: (game: string, season: string, cursor?: string | null) =>
     call<H.SeasonLeaderboardPage>("GET", `/v1/leaderboards/${enc(game)}/seasons/${enc(season)}?limit=20${cursor ? `&cursor=${enc(cursor)}` : ""}`),
   replay: (matchId: string) => call<Replay>("GET", `/v1/matches/${enc(matchId)}/replay`),
-  /** A Matrix Games match's replay: the engine's matrix.replay.v1 document, as it is. */
-  matrixReplay: (matchId: string) => call<MatrixReplay>("GET", `/v1/matches/${enc(matchId)}/replay`),
+  /** A Matrix Games match's replay: the engine's matrix.replay.v1 document, as it is (`partial`:
+   * an episode still being played, as it stands; without it such a match is 409 match_in_progress). */
+  matrixReplay: (matchId: string, partial = false) =>
+    call<MatrixReplay>("GET", `/v1/matches/${enc(matchId)}/replay${partial ? "?partial=true" : ""}`),
   events: (matchId: string) => call<MatchLog>("GET", `/v1/matches/${enc(matchId)}/events`),
   review: (matchId: string) => call<MatchReview>("GET", `/v1/matches/${enc(matchId)}/review`),
   puzzle: (difficulty: string, seed?: number) =>

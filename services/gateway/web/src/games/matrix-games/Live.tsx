@@ -269,7 +269,7 @@ function usePlayback(matchId: string, t: number): { doc: ReplayDoc; at: number }
     let timer: number | undefined;
     let tries = 0;
     const load = () =>
-      api.matrixReplay(matchId).then(
+      api.matrixReplay(matchId, true).then(
         (d) => {
           if (stopped) return;
           const last = d.frames.length - 1;
