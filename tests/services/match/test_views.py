@@ -25,6 +25,7 @@ from arena_games.maze import MODULE as MAZE
 from arena_games.proto_gen.arena.games.matrix_games.v1 import matrix_games_pb2 as mx
 from arena_games.proto_gen.arena.games.maze.v1 import maze_pb2 as mz
 from arena_games.registry import STANDARD
+from arena_match import views
 from arena_match.state import MatchState, apply, stream_of
 from arena_runtime import topics
 from arena_runtime.envelope import Event
@@ -32,7 +33,7 @@ from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.proto_gen.arena.v1 import views_pb2 as vpb
-from arena_runtime.streams import REJECTED_TYPE
+from arena_runtime.streams import REJECTED_TYPE, Answer
 
 from tests.services.match.harness import (
     ALICE,
@@ -202,6 +203,21 @@ async def test_a_maths_warriors_match_shows_everyone_the_same(service: ServiceUn
         groups = [p for p in batch.pushes if len(p.viewers) == 3]
         # Both seats and the spectators share one push, but a player's own disconnect.
         assert groups or any(len(p.viewers) == 2 for p in batch.pushes), batch
+
+
+async def test_an_accepted_command_that_appends_nothing_gets_the_game_s_ack(
+    service: ServiceUnderTest,
+) -> None:
+    """docs/protocol.md: an accepted move that changed nothing is acked ``{match_id, events:
+    []}`` (the game's ack with nothing pushed), never ``{}``."""
+    client = MatchClient(service.log)
+    assert (await client.command("mwn", create("mwn"))).code is None
+    state = MatchState()
+    for event in await client.events("mwn"):
+        state = apply(state, event)
+    nothing = Answer("c:nothing", "match-mwn")
+    answer = views.answer_of(nothing, state, [], state.seat_of(ALICE) or 0)
+    assert json.loads(answer.ack) == {"match_id": "mwn", "events": []}
 
 
 async def test_a_snapshot_is_asked_of_the_owner_and_answered_to_the_request(

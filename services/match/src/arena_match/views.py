@@ -186,8 +186,10 @@ def answer_of(
         )
     ack = b""
     module = state.module
-    if module is not None and seat and answer.events:
-        last = answer.events[-1].sequence
+    # An accepted command that appended nothing (a repeat, a no-op) gets the game's ack with
+    # nothing pushed, so its shape is the game's either way (docs/protocol.md).
+    if module is not None and seat and state.info is not None:
+        last = answer.events[-1].sequence if answer.events else 0
         try:
             ack = compact(module.views.ack(state.table(last), pushed))
         except Exception:
