@@ -376,7 +376,11 @@ async def test_a_duel_to_its_deadline(url: str, clock: ServerClock) -> None:
     Ann plays a round, Bob never starts; at the deadline both stop and the duel is Ann's."""
     ann, bob = await account(url), await account(url)
     declined = (await ann.ok("challenge_duel", opponent=bob.name))["duel_id"]
+    # Bob's sockets are told of the challenge (no need to pass the id on), Ann of his answer.
+    offered = (await bob.push("lobby", event="duel_offered"))["data"]
+    assert (offered["duel_id"], offered["challenger"]["player_id"]) == (declined, ann.player_id)
     assert await bob.ok("decline_duel", duel_id=declined) == {"duel_id": declined}
+    assert (await ann.push("lobby", event="duel_declined"))["stream"] == f"duel-{declined}"
     assert await error_code(bob, "accept_duel", duel_id=declined) == "duel_answered"
     duel = (await ann.ok("challenge_duel", opponent=bob.name.upper(), id="challenge"))["duel_id"]
     assert duel != declined
@@ -384,8 +388,12 @@ async def test_a_duel_to_its_deadline(url: str, clock: ServerClock) -> None:
     again = await ann.ok("challenge_duel", opponent=bob.name, id="challenge")
     assert again == {"duel_id": duel}
     assert await error_code(ann, "accept_duel", duel_id=duel) == "not_challenged"
+    assert (await bob.push("lobby", event="duel_offered"))["data"]["duel_id"] == duel
     assert await bob.ok("accept_duel", duel_id=duel) == {"duel_id": duel}
+    accepted = (await ann.push("lobby", event="duel_accepted"))["data"]
+    assert accepted["player_id"] == bob.player_id and "shop_seed" not in accepted
     started = await ann.push("lobby", event="duel_started", wait=30)
+    assert "settings" not in started["data"]  # the games' seeds and armies
     ann_game, bob_game = started["data"]["match_ids"]
     bobs = await bob.push("digits_game", match_id=bob_game)
     assert bobs["mode"] == "duel" and bobs["phase"] == "focus"

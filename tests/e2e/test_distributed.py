@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from arena_engine.maths_warriors.ai import choose_move
 
 from tests.e2e.client import Player
-from tests.e2e.games import Mirror, next_move_push, play_move, play_to_the_end
+from tests.e2e.games import Mirror, message_for, next_move_push, play_move, play_to_the_end
 from tests.e2e.maze import (
     Views,
     come_back,
@@ -205,6 +206,35 @@ async def test_timeout_rematch_and_preview_across_instances(gateways: list[str])
     assert second["match_id"] != snapshot["match_id"]
     assert (await seats[1].push("snapshot"))["match_id"] == second["match_id"]
     for player in seats.values():
+        await player.close()
+
+
+async def test_a_message_repeated_to_the_other_instance_gets_its_earlier_answer(
+    gateways: list[str],
+) -> None:
+    """docs/protocol.md: the same id is the same command, answered again, on any instance. Both
+    players are on the first gateway, so the second relays nothing of theirs."""
+    host, guest = await signed_in(gateways[0]), await signed_in(gateways[0])
+    created = await host.request("create_room", id="room-1")
+    await guest.ok("join_room", code=created["result"]["code"])
+    snapshot = await host.push("snapshot")
+    by_id = {host.player_id: host, guest.player_id: guest}
+    mover = by_id[
+        next(s["player_id"] for s in snapshot["seats"] if s["seat"] == snapshot["to_move"])
+    ]
+    kind, fields = message_for(choose_move(Mirror.of(snapshot).state(), "medium", 1))
+    moved = await mover.request(kind, id="move-1", **fields)
+    assert moved["type"] == "ack" and moved["result"]["events"]
+    for player, message_id, kind_, fields_, answer in (
+        (host, "room-1", "create_room", {}, created),
+        (mover, "move-1", kind, fields, moved),
+    ):
+        again = Player(gateways[1])  # a new socket of the same session, no reconnect
+        again.player_id, again.token = player.player_id, player.token
+        await again.connect()
+        assert await again.request(kind_, id=message_id, **fields_) == answer
+        await again.close()
+    for player in (host, guest):
         await player.close()
 
 

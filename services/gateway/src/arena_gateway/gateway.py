@@ -485,14 +485,25 @@ class Gateway:
                     payload = client.command(m, player)
                 except ClientError as exc:
                     raise GatewayError(exc.code, exc.message) from None
-        relay = await self._match_of_message(c, m)
+        try:
+            relay = await self._match_of_message(c, m)
+        except GatewayError as exc:
+            # A repeat of a message another instance answered (this one relays no match of the
+            # session's): its answer as that instance gave it, kept in the shared cache.
+            kept = (
+                await self.hub.kept(self._cid(c, m)) if exc.code == ErrorCode.NOT_IN_MATCH else None
+            )
+            if kept is None:
+                raise
+            return _accepted(kept).ack or {}
         if game is not None and relay.game != game:
             raise GatewayError(ErrorCode.BAD_MESSAGE, f"{m.type} is not a move of this game")
         if payload is None:
             message = m.model_dump_json().encode()
             payload = vpb.ClientRelay(match_id=relay.match_id, player_id=player, message=message)
         outcome = await self._send(c, m, topics.MATCH_COMMANDS, relay.stream, payload)
-        return outcome.ack if outcome.ack is not None else {"match_id": relay.match_id}
+        # The game's ack; a command accepted without one (none made) still names its match.
+        return outcome.ack or {"match_id": relay.match_id, "events": []}
 
     async def _watch_match(self, c: Connection, m: p.WatchMatch) -> dict[str, Any]:
         """Watch a match: as its seat for a player who holds one, else as a spectator. The ack

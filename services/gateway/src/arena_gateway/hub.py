@@ -10,6 +10,7 @@ holds each match's state) wrote every viewer's pushes (docs/games.md).
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 import time
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from arena_runtime import telemetry, topics
+from arena_runtime.cache import Cache
 from arena_runtime.envelope import CODEC, Command, EnvelopeError, Event, new_command
 from arena_runtime.eventlog import EventLog, Record
 from arena_runtime.eventlog.partitioner import partition_for
@@ -39,6 +41,13 @@ READ_BATCH = 1000
 MATCH_PREFIX = "match-"
 ROOM_PREFIX = "room-"
 PLAYER_PREFIX = "player-"
+DUEL_PREFIX = "duel-"
+#: A duel's last event: its players are forgotten after it.
+DUEL_ENDS = frozenset({"duel_declined", "duel_settled"})
+#: What a duel's pushes leave out: the seeds its games share and their settings (the seeds
+#: and the armies), which the games' own views keep from their players.
+DUEL_SECRETS = frozenset({"player_seed", "shop_seed"})
+DUEL_STARTED_SECRETS = DUEL_SECRETS | {"settings"}
 #: Waiting keys of requests answered by an event naming the request rather than caused by it.
 REQUEST = "request:"
 ANSWERED_BY_REQUEST = frozenset({"room_opened", "room_request_failed"})
@@ -144,6 +153,32 @@ KEPT_ANSWERS = 64
 KEPT_LOBBY_ANSWERS = 4096
 
 
+#: Every answer is also kept this long in the shared cache (Redis when distributed), under
+#: ``ANSWER_KEY`` + its waiting key: a message repeated to another gateway instance (a new socket
+#: of the session behind a load balancer) gets the earlier answer from there, not a timeout.
+KEPT_ANSWER_SECONDS = 3600.0
+ANSWER_KEY = "gateway-answer:"
+
+
+def encode_outcome(outcome: Outcome) -> bytes:
+    """An answer as the shared cache keeps it (JSON: the events as logged, base64)."""
+    return json.dumps(
+        {
+            "events": [base64.b64encode(CODEC.encode_event(e)).decode() for e in outcome.events],
+            "code": outcome.rejection_code,
+            "message": outcome.rejection_message,
+            "ack": outcome.ack,
+        },
+        separators=(",", ":"),
+    ).encode()
+
+
+def decode_outcome(data: bytes) -> Outcome:
+    kept = json.loads(data)
+    events = tuple(CODEC.decode_event(base64.b64decode(e)) for e in kept["events"])
+    return Outcome(events, kept["code"], kept["message"], ack=kept["ack"])
+
+
 @dataclass
 class Relayed:
     """A match whose views this instance relays, as its ViewBatches describe it."""
@@ -183,8 +218,10 @@ def answer_outcome(answer: vpb.CommandAnswer) -> Outcome:
 
 
 class Hub:
-    def __init__(self, log: EventLog, command_timeout: float) -> None:
+    def __init__(self, log: EventLog, command_timeout: float, cache: Cache | None = None) -> None:
         self.log = log
+        #: Where answers are kept for the other instances (None: this instance's memory only).
+        self.cache = cache
         self.command_timeout = command_timeout
         #: Whether each command topic's service answers (logged, on /readyz and in metrics).
         self.answering = gateway_metrics.Answering(command_timeout)
@@ -205,6 +242,9 @@ class Hub:
         self._requests: dict[str, asyncio.Future[vpb.ViewBatch]] = {}
         #: The latest lobby commands' answers, by their key (KEPT_LOBBY_ANSWERS).
         self._answered: OrderedDict[str, Outcome] = OrderedDict()
+        #: Duel stream -> its two players (from its DuelOffered), until it is declined or
+        #: settled: every event of a duel is pushed to both players' sockets here.
+        self._duels: dict[str, tuple[str, ...]] = {}
 
     # -- sockets ---------------------------------------------------------------------------
 
@@ -267,6 +307,11 @@ class Hub:
             return relay.answers[command.command_id]
         if relay is None and key in self._answered:
             return self._answered[key]  # a lobby message repeated
+        if relay is None:
+            kept = await self.kept(key)
+            if kept is not None:  # repeated here after its answer was given by another instance
+                self._remember(key, kept)
+                return kept
         future = self._waiting.get(key)
         if future is None:
             future = self._waiting[key] = asyncio.get_running_loop().create_future()
@@ -282,9 +327,8 @@ class Hub:
             outcome = "accepted" if answer.accepted else "rejected"
             self.answering.answered(topic)
             if relay is None:
-                self._answered[key] = answer
-                while len(self._answered) > KEPT_LOBBY_ANSWERS:
-                    self._answered.popitem(last=False)
+                self._remember(key, answer)
+            await self._keep(key, answer)
             return answer
         except TimeoutError:
             outcome = "timeout"
@@ -295,6 +339,31 @@ class Hub:
             gateway_metrics.COMMANDS.labels(topic, kind, outcome).inc()
             if future.done() or not future.cancelled():
                 self._waiting.pop(key, None)
+
+    def _remember(self, key: str, answer: Outcome) -> None:
+        self._answered[key] = answer
+        while len(self._answered) > KEPT_LOBBY_ANSWERS:
+            self._answered.popitem(last=False)
+
+    async def kept(self, key: str) -> Outcome | None:
+        """The answer another instance (or this one) gave to the command waited for by ``key``,
+        from the shared cache; None if none is kept (or the cache cannot say)."""
+        if self.cache is None:
+            return None
+        try:
+            data = await self.cache.get(ANSWER_KEY + key)
+            return None if data is None else decode_outcome(data)
+        except Exception:
+            log.warning("a kept answer could not be read", exc_info=True)
+            return None
+
+    async def _keep(self, key: str, answer: Outcome) -> None:
+        if self.cache is None:
+            return
+        try:
+            await self.cache.set(ANSWER_KEY + key, encode_outcome(answer), KEPT_ANSWER_SECONDS)
+        except Exception:  # the answer is given all the same; only a repeat elsewhere loses it
+            log.warning("an answer could not be kept", exc_info=True)
 
     def in_flight(self) -> list[asyncio.Future[Outcome]]:
         """The answers of the commands sent and not answered yet."""
@@ -340,17 +409,35 @@ class Hub:
         kind = short_type(event.type)
         if event.stream.startswith(ROOM_PREFIX) and kind in ROOM_STATUS:
             self.room_status[event.stream.removeprefix(ROOM_PREFIX)] = ROOM_STATUS[kind]
-        message = {
-            "type": "lobby",
-            "event": kind,
-            "stream": event.stream,
-            "data": payload_dict(event),
-        }
+        data = payload_dict(event)
+        if event.stream.startswith(DUEL_PREFIX):
+            hidden = DUEL_STARTED_SECRETS if kind == "duel_started" else DUEL_SECRETS
+            data = {k: v for k, v in data.items() if k not in hidden}
+        message = {"type": "lobby", "event": kind, "stream": event.stream, "data": data}
         targets = set(self.watchers(event.stream))
         if event.stream.startswith(PLAYER_PREFIX):
             targets |= self.local(event.stream.removeprefix(PLAYER_PREFIX))
+        elif event.stream.startswith(DUEL_PREFIX):
+            for player in self._duel_players(event, kind):
+                targets |= self.local(player)
         for client in targets:
             client.push(message)
+
+    def _duel_players(self, event: Event, kind: str) -> tuple[str, ...]:
+        """The two players of the duel an event is of: the challenged player learns of the
+        challenge (``duel_offered``), and both of its answer, start and end, on every socket."""
+        payload = event.payload
+        if kind == "duel_offered":
+            players = (payload.challenger.player_id, payload.opponent.player_id)
+            self._duels[event.stream] = players
+        else:
+            players = self._duels.get(event.stream, ())
+            if not players and getattr(payload, "players", None):
+                named = payload.players  # a duel offered before this instance started
+                players = tuple(getattr(p, "player_id", p) for p in named)
+        if kind in DUEL_ENDS:
+            self._duels.pop(event.stream, None)
+        return players
 
     # -- views relayed ------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ async def build_service(runtime: Runtime) -> Service:
     STANDARD.register_schemas(SCHEMAS)
     await topics.ensure_topics(runtime.log, runtime.settings.partitions)
     settings = runtime.settings
-    hub = Hub(runtime.log, settings.command_timeout_seconds)
+    hub = Hub(runtime.log, settings.command_timeout_seconds, runtime.cache)
     gateway = Gateway(settings, hub, runtime.cache)
     instance = uuid.uuid4().hex[:12]
     fanout = FanoutReader(runtime.log, instance, EVENTS, hub.deliver, hub.settle)

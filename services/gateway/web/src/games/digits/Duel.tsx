@@ -30,7 +30,24 @@ function why(e: unknown): string {
   return e instanceof WireError ? (REFUSALS[e.code] ?? `${e.message} (${e.code})`) : String(e);
 }
 
+/** Duels offered to this player and not answered yet: the server pushes `duel_offered` to the
+ * challenged player's sockets, and the duel's later events to both players'. */
+interface Offer {
+  id: string;
+  challenger: string;
+  stake: number;
+}
+const offers = new Store<Offer[]>([]);
+
 socket.on("lobby", (m) => {
+  if (m.stream.startsWith("duel-")) {
+    const id = m.stream.slice("duel-".length);
+    const offered = m.data as { opponent?: { player_id?: string }; challenger?: { name?: string }; stake?: number };
+    const rest = offers.value.filter((o) => o.id !== id);
+    if (m.event === "duel_offered" && offered.opponent?.player_id === me.value?.player_id)
+      offers.set([...rest, { id, challenger: offered.challenger?.name ?? "", stake: offered.stake ?? 0 }]);
+    else if (rest.length !== offers.value.length) offers.set(rest);
+  }
   const d = duel.value;
   if (!d || m.stream !== `duel-${d.id}`) return;
   const data = m.data as { match_ids?: string[]; players?: { player_id?: string }[] };
@@ -65,6 +82,7 @@ export function DuelChallenge() {
         </p>
       </section>
     );
+  const offered = useStore(offers);
   const link = current?.role === "challenger" ? `${location.origin}${location.pathname}#/digits/duel/${current.id}` : "";
   return (
     <section class="card duel" aria-labelledby="duel-title">
@@ -95,6 +113,11 @@ export function DuelChallenge() {
           {error}
         </p>
       )}
+      {offered.map((o) => (
+        <p key={o.id} aria-live="polite" data-offer={o.id}>
+          {o.challenger} challenges you to a duel ({o.stake} credits): <a href={`#/digits/duel/${o.id}`}>answer</a>.
+        </p>
+      ))}
       {link && (
         <p aria-live="polite" data-duel={current?.id} data-status={current?.status}>
           Duel <code>{current?.id}</code>: send your opponent this link: <a href={link}>{link}</a>. {STATUS[current?.status ?? ""] ?? ""}
