@@ -155,8 +155,10 @@ KEPT_LOBBY_ANSWERS = 4096
 
 #: Every answer is also kept this long in the shared cache (Redis when distributed), under
 #: ``ANSWER_KEY`` + its waiting key: a message repeated to another gateway instance (a new socket
-#: of the session behind a load balancer) gets the earlier answer from there, not a timeout.
-KEPT_ANSWER_SECONDS = 3600.0
+#: of the session behind a load balancer, after a lost ack) gets the earlier answer from there,
+#: not a timeout. Long enough for a client's reconnect and resend, short enough that the cache
+#: holds only the last minutes' answers.
+KEPT_ANSWER_SECONDS = 600.0
 ANSWER_KEY = "gateway-answer:"
 
 
@@ -242,6 +244,8 @@ class Hub:
         self._requests: dict[str, asyncio.Future[vpb.ViewBatch]] = {}
         #: The latest lobby commands' answers, by their key (KEPT_LOBBY_ANSWERS).
         self._answered: OrderedDict[str, Outcome] = OrderedDict()
+        #: Answers being written to the shared cache (off the ack's path).
+        self._keeping: set[asyncio.Task[None]] = set()
         #: Duel stream -> its two players (from its DuelOffered), until it is declined or
         #: settled: every event of a duel is pushed to both players' sockets here.
         self._duels: dict[str, tuple[str, ...]] = {}
@@ -328,7 +332,10 @@ class Hub:
             self.answering.answered(topic)
             if relay is None:
                 self._remember(key, answer)
-            await self._keep(key, answer)
+            if self.cache is not None:  # kept for the other instances, without delaying the ack
+                keeping = asyncio.get_running_loop().create_task(self._keep(key, answer))
+                self._keeping.add(keeping)
+                keeping.add_done_callback(self._keeping.discard)
             return answer
         except TimeoutError:
             outcome = "timeout"
@@ -358,8 +365,7 @@ class Hub:
             return None
 
     async def _keep(self, key: str, answer: Outcome) -> None:
-        if self.cache is None:
-            return
+        assert self.cache is not None
         try:
             await self.cache.set(ANSWER_KEY + key, encode_outcome(answer), KEPT_ANSWER_SECONDS)
         except Exception:  # the answer is given all the same; only a repeat elsewhere loses it
@@ -427,6 +433,7 @@ class Hub:
         """The two players of the duel an event is of: the challenged player learns of the
         challenge (``duel_offered``), and both of its answer, start and end, on every socket."""
         payload = event.payload
+        players: tuple[str, ...]
         if kind == "duel_offered":
             players = (payload.challenger.player_id, payload.opponent.player_id)
             self._duels[event.stream] = players
