@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,10 @@ from arena_games.maze.bot import MazeBot
 from arena_match.state import stream_of
 from arena_runtime import topics
 from arena_runtime.config import Settings
-from arena_runtime.envelope import CODEC
+from arena_runtime.envelope import CODEC, new_command
 from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.eventlog.partitioner import partition_for
+from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.streams import REJECTED_TYPE, is_next
 
 from tests.e2e.client import WAIT, Player, signed_in
@@ -38,6 +40,10 @@ EPISODE = {"beats": 3, "ticks_per_beat": 10, "min_beat_seconds": 0}
 _seeds = itertools.count(11)
 #: Messages and pushes a seat may take before the test calls the match stuck.
 MAX_MESSAGES = 3000
+
+MATCH_COMMANDS = topics.MATCH_COMMANDS
+HUMAN = match_pb2.SEAT_KIND_HUMAN
+CASUAL = match_pb2.MATCH_MODE_CASUAL
 
 
 @pytest.fixture(scope="module")
@@ -260,3 +266,41 @@ async def test_a_maze_match_between_two_bots_with_an_observer(url: str) -> None:
     assert sum(1 for p in seen if p["type"] == "maze_view") > len(shown[0]) // 4
     for player in (host, guest, observer):
         await player.close()
+
+
+async def test_a_watch_asked_before_its_match_opens_gets_the_match(
+    url: str, settings: Settings
+) -> None:
+    """A room announces its match before matchmaking's StartMatch reaches the match service, so a
+    watcher told at once can ask first: that watch is answered with the match once it opens, not
+    refused ``match_not_found``. Here the StartMatch is appended (as matchmaking would) only after
+    the watch's own request is in the log, ahead of it in the match's partition."""
+    spectator = await signed_in(url)
+    match_id = uuid.uuid4().hex
+    stream = stream_of(match_id)
+    watching = asyncio.create_task(spectator.ok("watch_match", match_id=match_id))
+    async with open_event_log(settings) as log:
+        await _commanded(log, stream)
+        seats = [
+            match_pb2.MatchSeat(player_id=f"p{n}", display_name=f"P{n}", kind=HUMAN) for n in (1, 2)
+        ]
+        opened = match_pb2.StartMatch(match_id=match_id, game="maze", seats=seats, mode=CASUAL)
+        await log.append(
+            MATCH_COMMANDS,
+            [CODEC.command_record(new_command(stream, opened, command_id=f"create:{match_id}"))],
+        )
+    assert await watching == {"match_id": match_id, "game": "maze", "seat": False}
+    assert (await spectator.push("maze_match"))["role"] == "observer"
+    await spectator.close()
+
+
+async def _commanded(log: Any, stream: str) -> None:
+    """Until a command to ``stream`` is in the commands topic. This is another handle on the log
+    than the served one's, with no event to wait on: it reads every 20 ms."""
+    partition = partition_for(stream.encode(), len(await log.end_offsets(MATCH_COMMANDS)))
+    start = max(0, (await log.end_offsets(MATCH_COMMANDS))[partition] - 1)
+    for _ in range(1500):
+        if any(r.key == stream.encode() for r in await log.read(MATCH_COMMANDS, partition, start)):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"no command to {stream} in 30 s")

@@ -91,6 +91,8 @@ AI_LEVELS = {
 
 
 DUEL_PREFIX = "duel-"
+#: Pauses between the asks of a watch whose match is not open yet (3.15 s in all).
+OPENING_PAUSES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 
 
 async def _no_accounts(username: str) -> tuple[str, str] | None:
@@ -508,7 +510,15 @@ class Gateway:
     async def _watch_match(self, c: Connection, m: p.WatchMatch) -> dict[str, Any]:
         """Watch a match: as its seat for a player who holds one, else as a spectator. The ack
         first, then the snapshot, as for a reconnect."""
-        answer = await self.hub.snapshot(m.match_id, [(c.player_id, "spectator")])
+        viewer = [(c.player_id, "spectator")]
+        answer = await self.hub.snapshot(m.match_id, viewer)
+        # A room announces its match before matchmaking's StartMatch reaches the match service
+        # (it follows the room's event): a watcher told of it at once asks again briefly.
+        for pause in OPENING_PAUSES:
+            if answer.sequence:
+                break
+            await asyncio.sleep(pause)
+            answer = await self.hub.snapshot(m.match_id, viewer)
         if not answer.sequence:
             raise GatewayError("match_not_found", f"no match {m.match_id} to watch")
         relay = self.hub.relayed(answer)
