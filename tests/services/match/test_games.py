@@ -9,6 +9,7 @@ into commands by the game's ``client``: nothing in the service knows either game
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -143,8 +144,14 @@ class Table:
         """Nobody acts: move the service's clock to its next deadline and wait for its answer."""
         worker = self.service.worker
         assert worker is not None
-        armed = worker.timers.armed(stream_of(self.match_id))
-        assert armed, f"{self.module.name}: nobody can act and nothing is due"
+        # The worker arms a stream's timers after the append the client already reads: a
+        # loaded machine may ask between the two.
+        for _ in range(1000):
+            if armed := worker.timers.armed(stream_of(self.match_id)):
+                break
+            await asyncio.sleep(0.01)
+        else:
+            raise AssertionError(f"{self.module.name}: nobody can act and nothing is due")
         self.service.advance(max(0, armed[0].due_ms - self.service.clock()) / 1000 + 0.001)
         last = self.seen
         await self.client.wait_for(self.match_id, lambda e: e.sequence > last)
