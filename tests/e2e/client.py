@@ -17,6 +17,8 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from tests.wire_schemas import check_push
+
 WAIT = 15.0
 
 
@@ -66,6 +68,7 @@ class Player:
         try:
             async for raw in ws:
                 message = json.loads(raw)
+                check_push(message)  # a game's push is what docs/asyncapi.yaml says
                 if message["type"] in ("ack", "error") and message.get("id") in self._answers:
                     self._answers.pop(message["id"]).set_result(message)
                     continue

@@ -9,7 +9,10 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from arena_gateway.asyncapi import document
 from arena_gateway.protocol import CLIENT_TYPES, SERVER_TYPES
+
+from tests.wire_schemas import PushMismatch, check_push
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "asyncapi.yaml"
 
@@ -81,3 +84,45 @@ def test_a_sample_mind_message_validates_against_its_payload(doc: dict[str, Any]
     jsonschema.Draft7Validator(schema).validate(sample)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft7Validator(schema).validate({**sample, "tokens": ["^"]})
+
+
+def test_the_games_pushes_are_written_from_their_models() -> None:
+    """The games' pushes in the document are their models' schemas (arena_gateway.asyncapi):
+    the file is what `make asyncapi` writes from the registry now."""
+    text = DOC.read_text()
+    assert text == document(text), "docs/asyncapi.yaml is stale: run `make asyncapi`"
+
+
+def test_every_game_push_the_pages_read_has_its_model(doc: dict[str, Any]) -> None:
+    messages = doc["components"]["messages"]
+    described = {
+        m["payload"]["properties"]["type"]["const"]: m
+        for m in messages.values()
+        if "x-ack" not in m
+    }
+    for type_ in ("state", "welcome", "final", "order_accepted", "maze_match", "maze_view",
+                  "maze_refused", "digits_game", "digits_combat_fought",
+                  "digits_focus_answered", "digits_training_answered"):  # fmt: skip
+        payload = described[type_]["payload"]
+        assert "x-arena-game" in described[type_]
+        fields = set(payload["properties"]) - {"type", "match_id"}
+        assert fields or "oneOf" in payload, f"{type_}: described by no model"
+
+
+def test_a_game_push_the_views_make_validates_and_a_broken_one_does_not() -> None:
+    """The e2e client checks every game push it receives (tests/wire_schemas.py); here one of
+    each game's as its views make it, and the same with a field broken."""
+    maze_view = {"type": "maze_view", "v": 1, "seq": 0, "role": "1", "phase": "countdown",
+                 "width": 5, "height": 5, "meetings": 0, "chunk": 0, "chunks": 1,
+                 "status": {"cell": 3, "carrying": None, "vision": 0, "compass": None,
+                            "exit": "closed", "result": None},
+                 "cells": [[3, 6]], "objects": [["exit", 1, "E", 4]]}  # fmt: skip
+    check_push(maze_view)
+    for broken in ({**maze_view, "phase": "paused"}, {**maze_view, "cells": [[3]]},
+                   {**maze_view, "surprise": 1}):  # fmt: skip
+        with pytest.raises(PushMismatch):
+            check_push(broken)
+    answered = {"type": "digits_focus_answered", "match_id": "m", "right": True, "late": False}
+    check_push({"type": "ack", "id": "1", "result": {"match_id": "m", "events": [answered]}})
+    with pytest.raises(PushMismatch):
+        check_push({"type": "ack", "id": "1", "result": {"events": [{**answered, "right": 1}]}})

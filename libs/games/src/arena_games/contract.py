@@ -453,6 +453,13 @@ class Client(Protocol):
         ...
 
     @property
+    def push_models(self) -> Mapping[str, Any]:
+        """Push ``type`` -> the pydantic model (or union of models) of what its views push:
+        the protocol's documents describe each push with its model's JSON Schema
+        (:mod:`arena_games.pushes`); a push without one is an open object there."""
+        ...
+
+    @property
     def relayed(self) -> tuple[type[BaseModel], ...]:
         """Messages that are no command: shown to other viewers by ``views.relay`` (Maths
         Warriors' live preview); empty for most games."""

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arena_games.contract import ClientError
 from arena_games.digits import wire
+from arena_games.digits.pushes import PUSH_MODELS
 from arena_games.proto_gen.arena.games.digits.v1 import digits_pb2 as pb
 
 MessageId = Annotated[str, Field(min_length=1, max_length=64)]
@@ -141,6 +142,7 @@ class DigitsClient:
         {"digits_record", "digits_game"}
         | {"digits_" + re.sub(r"(?<!^)(?=[A-Z])", "_", e.__name__).lower() for e in wire.EVENTS}
     )
+    push_models = PUSH_MODELS
     messages = MESSAGES
     relayed: tuple[type[BaseModel], ...] = ()
 

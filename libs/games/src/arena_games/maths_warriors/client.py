@@ -9,8 +9,9 @@ business, not the client's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
 from arena_engine.maths_warriors.errors import MathsWarriorsError
@@ -154,6 +155,8 @@ class MathsWarriorsClient:
             "preview",
         }
     )
+    #: Its pushes are the gateway document's own (``snapshot``, ``strength_attacked``, …).
+    push_models: Mapping[str, Any] = MappingProxyType({})
     messages = MOVES
     relayed: tuple[type[BaseModel], ...] = (Preview,)
 

@@ -16,6 +16,7 @@ from google.protobuf.message import Message
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena_games.contract import ClientError
+from arena_games.matrix_games.pushes import PUSH_MODELS
 from arena_games.proto_gen.arena.games.matrix_games.v1 import matrix_games_pb2 as pb
 
 MessageId = Annotated[str, Field(min_length=1, max_length=64)]
@@ -73,6 +74,7 @@ def command(message: BaseModel, player_id: str) -> Message:
 class MatrixGamesClient:
     #: A seat's (``state`` is the spectators' frame too).
     pushes = frozenset({"welcome", "state", "order_accepted", "final"})
+    push_models = PUSH_MODELS
     messages = MESSAGES
     relayed: tuple[type[BaseModel], ...] = ()
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arena_games.contract import ClientError
 from arena_games.maze import wire
+from arena_games.maze.pushes import PUSH_MODELS
 from arena_games.proto_gen.arena.games.maze.v1 import maze_pb2 as pb
 
 MessageId = Annotated[str, Field(min_length=1, max_length=64)]
@@ -51,6 +52,7 @@ class MazeClient:
     pushes = frozenset(
         {"maze_match", "maze_view", "maze_refused", "opponent_disconnected", "opponent_reconnected"}
     )
+    push_models = PUSH_MODELS
     messages = MESSAGES
     relayed: tuple[type[BaseModel], ...] = ()
 

@@ -1,0 +1,49 @@
+"""The games' pushes checked against docs/asyncapi.yaml as they arrive (the e2e client's hook):
+each push a game describes (``x-arena-game``) must validate against its payload there, which
+is written from the game's own models (arena_gateway.asyncapi), so the document, the web
+client's generated types and what the views really push cannot drift apart."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "asyncapi.yaml"
+
+
+class PushMismatch(AssertionError):
+    """A push that is not what the protocol's document says it is."""
+
+
+@cache
+def validators() -> dict[str, jsonschema.Draft7Validator]:
+    doc = yaml.safe_load(DOC.read_text())
+    components = doc["components"]
+    return {
+        message["payload"]["properties"]["type"]["const"]: jsonschema.Draft7Validator(
+            {**message["payload"], "components": components}
+        )
+        for message in components["messages"].values()
+        if "x-arena-game" in message and "x-ack" not in message
+    }
+
+
+def check_push(message: dict[str, Any]) -> None:
+    """Raise PushMismatch if ``message`` is a game's push its schema refuses (an ack's
+    ``result.events``, the sender's own pushes, are checked alike)."""
+    pushes = [message]
+    result = message.get("result")
+    if message.get("type") == "ack" and isinstance(result, dict):
+        pushes = [e for e in result.get("events", ()) if isinstance(e, dict)]
+    for push in pushes:
+        validator = validators().get(str(push.get("type")))
+        if validator is None:
+            continue
+        error = jsonschema.exceptions.best_match(validator.iter_errors(push))
+        if error is not None:
+            path = "/".join(str(p) for p in error.absolute_path)
+            raise PushMismatch(f"{push['type']} at /{path}: {error.message}")
