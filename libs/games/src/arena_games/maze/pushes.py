@@ -67,6 +67,13 @@ class SeatStatus(Push):
     exit_at: int | None
 
 
+class Players(Push):
+    """The observer's view of both seats, by seat number."""
+
+    first: SeatStatus = Field(alias="1")
+    second: SeatStatus = Field(alias="2")
+
+
 class MazeView(Push):
     """One record of a view, at most ``MAX_RECORD_BYTES`` (512) bytes of JSON."""
 
@@ -83,7 +90,7 @@ class MazeView(Push):
     status: SelfStatus | ObserverStatus = absent()
     opponent: Opponent = absent()
     #: The observer's: "1" and "2".
-    players: dict[Literal["1", "2"], SeatStatus] = absent()
+    players: Players = absent()
     #: [cell index, open passages]
     cells: list[tuple[int, Passages]] = absent()
     #: [kind, owner (null: anyone's), variant (an exit's outward side), cell]

@@ -9,7 +9,7 @@ import type { Room } from "../../shared/rooms";
 import { useStore } from "../../shared/store";
 import type { Playing } from "../GamePage";
 import { arrange, flipColumn, swapColumns } from "./arrangement";
-import { type Combat, type Digit, type DigitsGame, DigitsMatch, type Fighter, type Page } from "./game";
+import { type Combat, type Digit, type DigitsGame, DigitsMatch, type Fighter, type Page, type ReportStep } from "./game";
 
 const matches = new Map<string, DigitsMatch>();
 
@@ -346,7 +346,7 @@ function FaceOff(props: { match: DigitsMatch; game: DigitsGame; offset: number }
       </div>
       {f.predicted && (
         <p aria-live="polite" data-predicted={f.predicted.result}>
-          Predicted for arrangement {f.predicted.arrangement}: a {f.predicted.result} by {Math.abs(f.predicted.margin)} in {f.predicted.exchanges} exchanges.
+          Predicted for arrangement {f.predicted.arrangement}: a {f.predicted.result} by {Math.abs(f.predicted.margin ?? 0)} in {f.predicted.exchanges} exchanges.
         </p>
       )}
     </div>
@@ -377,7 +377,7 @@ function Combats(props: { match: DigitsMatch }) {
 }
 
 function CombatReplay(props: { combat: Combat }) {
-  const steps = props.combat.report.report;
+  const steps = props.combat.report?.report ?? [];
   const [at, setAt] = useState(0);
   useEffect(() => setAt(0), [props.combat]);
   const step = steps[Math.min(at, steps.length - 1)];
@@ -423,7 +423,7 @@ function CombatReplay(props: { combat: Combat }) {
   );
 }
 
-function describe(step: Combat["report"]["report"][number]): string {
+function describe(step: ReportStep): string {
   const cell = (p: [number, number]) => `${p[0] === 0 ? "your" : "their"} cell ${p[1]}`;
   switch (step.type) {
     case "start":

@@ -1,20 +1,14 @@
 // A Maze match as this page sees it (docs/protocol.md, "The Maze"): `maze_match` (who, the
 // settings, the clocks), the view records put back together, a refusal of its own move. The
 // socket attaches with `watch_match` (a player's seat, or an observer), again on every new socket.
-import type { Socket } from "../../shared/socket";
+import type * as W from "../../gen/wire";
+import { LiveMatch } from "../../shared/live";
 import { WireError } from "../../shared/socket";
 import { Store } from "../../shared/store";
-import { Assembler, type Direction, type View, type ViewRecord, remember } from "./view";
+import { Assembler, type Direction, type View, remember } from "./view";
 
-export interface MazeMatchInfo {
-  match_id: string;
-  role: string;
-  seats: { seat: number; player_id: string; name: string; connected: boolean }[];
-  settings: { width: number; height: number; cooldown_ms: number; time_limit_ms: number };
-  countdown_end_ms: number;
-  ends_at_ms: number | null;
-  server_time_ms: number;
-}
+/** `maze_match`: who plays, the settings, the clocks (generated from docs/asyncapi.yaml). */
+export type MazeMatchInfo = W.MazeMatch;
 
 const REFUSALS: Record<string, string> = {
   wall: "A wall is in the way.",
@@ -25,58 +19,32 @@ const REFUSALS: Record<string, string> = {
   out_of_order: "That move came too late.",
 };
 
-export class MazeMatch {
+export class MazeMatch extends LiveMatch {
   readonly info = new Store<MazeMatchInfo | null>(null);
   readonly view = new Store<View | null>(null);
   /** Every cell this page has seen (a player's map as it is revealed). */
   readonly known = new Store<Map<number, number>>(new Map());
   readonly refused = new Store<string>("");
   readonly offset = new Store<number>(0);
-  readonly error = new Store<string>("");
   private assembler = new Assembler();
-  private off: (() => void)[] = [];
 
-  constructor(
-    private socket: Socket,
-    readonly matchId: string,
-  ) {}
-
-  start(): void {
-    const s = this.socket;
-    const mine = (m: Record<string, unknown>) => m["match_id"] === undefined || m["match_id"] === this.matchId;
-    this.off = [
-      s.onGame("maze_match", (m) => {
-        if (m["match_id"] !== this.matchId) return;
-        const info = m as unknown as MazeMatchInfo;
+  protected subscribe(): (() => void)[] {
+    return [
+      this.on("maze_match", (info) => {
         this.info.set(info);
         this.offset.set(info.server_time_ms - Date.now());
         this.assembler = new Assembler(); // a snapshot follows: its view starts over
       }),
-      s.onGame("maze_view", (m) => {
-        if (!this.info.value || !mine(m)) return;
-        const view = this.assembler.add(m as unknown as ViewRecord);
+      // View records carry no match id: they are this match's once its maze_match came.
+      this.socket.on("maze_view", (record) => {
+        if (!this.info.value) return;
+        const view = this.assembler.add(record);
         if (!view) return;
         this.view.set(view);
         this.known.set(remember(this.known.value, view));
       }),
-      s.onGame("maze_refused", (m) => {
-        if (m["match_id"] !== this.matchId) return;
-        this.refused.set(REFUSALS[String(m["code"])] ?? String(m["code"]));
-      }),
-      s.onOpen(() => void this.attach()),
+      this.on("maze_refused", (m) => this.refused.set(REFUSALS[m.code] ?? m.code)),
     ];
-  }
-
-  stop(): void {
-    for (const off of this.off) off();
-  }
-
-  private async attach(): Promise<void> {
-    try {
-      await this.socket.request("watch_match", { match_id: this.matchId });
-    } catch (error) {
-      this.error.set(error instanceof WireError ? `${error.message} (${error.code})` : String(error));
-    }
   }
 
   async move(dir: Direction): Promise<void> {

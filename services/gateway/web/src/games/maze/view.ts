@@ -3,36 +3,15 @@
 // view. A player's page also remembers every cell it has seen, so the maze is drawn as it is
 // revealed. Pure functions: `npm test` runs them in node.
 
-export type Phase = "countdown" | "playing" | "over";
-export type Result = { winner: number; reason: string; at: number } | { draw: true; reason: string; at: number } | null;
-export type MazeObject = [kind: string, owner: number | null, variant: string | null, cell: number];
+import type * as W from "../../gen/wire";
 
-export interface PlayerStatus {
-  cell: number | null;
-  carrying: number | null;
-  vision: number;
-  compass?: string | null;
-  exit: string;
-  exit_at?: number | null;
-}
-
-export interface ViewRecord {
-  type: "maze_view";
-  v: number;
-  seq: number;
-  role: string;
-  phase: Phase;
-  width: number;
-  height: number;
-  meetings: number;
-  chunk: number;
-  chunks: number;
-  status?: Partial<PlayerStatus> & { result?: Result };
-  opponent?: { cell: number | null; carrying: number | null };
-  players?: Record<string, PlayerStatus>;
-  cells?: [number, number][];
-  objects?: MazeObject[];
-}
+/** One record of a view, as docs/asyncapi.yaml describes `maze_view` (from the game's model). */
+export type ViewRecord = W.MazeView;
+export type Phase = W.MazeView["phase"];
+export type Result = W.MazeSelfStatus["result"];
+export type MazeObject = NonNullable<W.MazeView["objects"]>[number];
+/** An observer's view of a seat. */
+export type PlayerStatus = W.MazeSeatStatus;
 
 export interface View {
   seq: number;
@@ -41,8 +20,10 @@ export interface View {
   width: number;
   height: number;
   meetings: number;
-  status: Partial<PlayerStatus> & { result?: Result };
-  opponent: { cell: number | null; carrying: number | null } | null;
+  /** A player's own status; an observer's has the result alone. */
+  status: Partial<W.MazeSelfStatus>;
+  opponent: W.MazeOpponent | null;
+  /** The observer's, by seat number. */
   players: Record<string, PlayerStatus> | null;
   /** cell index -> open passages (1 N, 2 E, 4 S, 8 W), in this view */
   cells: Map<number, number>;
@@ -84,7 +65,7 @@ export function assemble(records: ViewRecord[]): View {
     meetings: first.meetings,
     status: first.status ?? {},
     opponent: first.opponent ?? null,
-    players: first.players ?? null,
+    players: first.players ? { ...first.players } : null,
     cells,
     objects,
   };
