@@ -43,7 +43,20 @@ def check_push(message: dict[str, Any]) -> None:
         validator = validators().get(str(push.get("type")))
         if validator is None:
             continue
-        error = jsonschema.exceptions.best_match(validator.iter_errors(push))
-        if error is not None:
+        errors = list(validator.iter_errors(push))
+        if errors:
+            error = _in_its_branch(max(errors, key=jsonschema.exceptions.relevance))
             path = "/".join(str(p) for p in error.absolute_path)
             raise PushMismatch(f"{push['type']} at /{path}: {error.message}")
+
+
+def _in_its_branch(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """A union's error (Matrix Games' ``state``) told in the member the push claims to be: the
+    one whose consts (``protocol``) it matches, with the fewest errors."""
+    if error.validator != "oneOf" or not error.context:
+        return jsonschema.exceptions.best_match([error]) or error
+    branches: dict[Any, list[jsonschema.ValidationError]] = {}
+    for sub in error.context:
+        branches.setdefault(sub.schema_path[0], []).append(sub)
+    best = min(branches.values(), key=lambda es: (any(e.validator == "const" for e in es), len(es)))
+    return _in_its_branch(best[0])

@@ -67,6 +67,8 @@ async def next_push(player: Player, wait: float = WAIT) -> dict[str, Any]:
         async with player._arrived:
             while True:
                 while not player.pushes:
+                    if player._failure is not None:  # e.g. a push its schema refuses
+                        raise RuntimeError("the test client's reader failed") from player._failure
                     await player._arrived.wait()
                 push = player.pushes.pop(0)
                 if push["type"] != "lobby":
