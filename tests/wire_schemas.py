@@ -32,6 +32,33 @@ def validators() -> dict[str, jsonschema.Draft7Validator]:
     }
 
 
+@cache
+def ack_validators() -> dict[str, jsonschema.Draft7Validator]:
+    """The acks the document describes field by field (``x-ack`` with ``properties``)."""
+    doc = yaml.safe_load(DOC.read_text())
+    components = doc["components"]
+    return {
+        message["payload"]["properties"]["type"]["const"]: jsonschema.Draft7Validator(
+            {**message["x-ack"], "components": components}
+        )
+        for message in components["messages"].values()
+        if "properties" in message.get("x-ack", {})
+    }
+
+
+def check_ack(type_: str, result: Any) -> None:
+    """Raise PushMismatch if the ``result`` of the ack of a ``type_`` message is not what the
+    document says (an ack it describes field by field: ``watch_match``'s, the lobby's, …)."""
+    validator = ack_validators().get(type_)
+    if validator is None:
+        return
+    errors = list(validator.iter_errors(result))
+    if errors:
+        error = _in_its_branch(max(errors, key=jsonschema.exceptions.relevance))
+        path = "/".join(str(p) for p in error.absolute_path)
+        raise PushMismatch(f"the ack of {type_} at /{path}: {error.message}")
+
+
 def check_push(message: dict[str, Any]) -> None:
     """Raise PushMismatch if ``message`` is a game's push its schema refuses (an ack's
     ``result.events``, the sender's own pushes, are checked alike)."""

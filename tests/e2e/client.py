@@ -17,7 +17,7 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.wire_schemas import check_push
+from tests.wire_schemas import check_ack, check_push
 
 WAIT = 15.0
 
@@ -114,7 +114,10 @@ class Player:
         fields["id"] = message_id
         future = self._answers[message_id] = asyncio.get_running_loop().create_future()
         await self.send(type_, **fields)
-        return await asyncio.wait_for(future, WAIT)
+        answer = await asyncio.wait_for(future, WAIT)
+        if answer["type"] == "ack":
+            check_ack(type_, answer.get("result"))  # what docs/asyncapi.yaml says it carries
+        return answer
 
     async def ok(self, type_: str, **fields: Any) -> dict[str, Any]:
         answer = await self.request(type_, **fields)

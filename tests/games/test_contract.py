@@ -43,6 +43,7 @@ from arena_runtime.streams import Rejection
 from google.protobuf.message import Message
 
 from tests.games.play import START_MS, Played, play, table
+from tests.wire_schemas import check_push
 
 GAMES = STANDARD.names()
 WHEN = datetime(2026, 12, 1, tzinfo=UTC)
@@ -274,6 +275,19 @@ def test_views_are_json_and_an_ack_carries_the_pushes(played: Played) -> None:
     assert views.snapshot(now, played.state, seat, 0)[0]["type"]
     pushed = [{"type": "x"}]
     assert views.ack(now, pushed)["events"] == pushed
+
+
+def test_every_push_is_what_the_protocol_document_says(played: Played) -> None:
+    """Each view the game's bots were shown validates against its push's schema in
+    docs/asyncapi.yaml, written from the game's models (``client.push_models``); the e2e
+    client checks the pushes of real matches alike (tests/wire_schemas.py)."""
+    modelled = played.module.client.push_models
+    checked = 0
+    for shown in played.views.values():
+        for message in shown:
+            check_push(message)
+            checked += message["type"] in modelled
+    assert checked or not modelled, "no push of a model was shown"
 
 
 # -- settings ----------------------------------------------------------------------------------

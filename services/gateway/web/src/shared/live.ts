@@ -42,7 +42,7 @@ export abstract class LiveMatch {
   }
 
   /** Once watching: what the game does next with the ack's result (e.g. join its seat). */
-  protected async attached(_result: unknown): Promise<void> {}
+  protected async attached(_watched: W.WatchMatchAck): Promise<void> {}
 
   private async attach(): Promise<void> {
     try {

@@ -41,10 +41,9 @@ export class MatrixMatch extends LiveMatch {
     ];
   }
 
-  protected override async attached(answer: unknown): Promise<void> {
-    const seated = (answer as { seat?: unknown })["seat"] === true;
-    this.seated.set(seated);
-    if (seated) await this.socket.request("matrix_join", {}).catch(ignore("already_joined", "episode_over"));
+  protected override async attached(watched: W.WatchMatchAck): Promise<void> {
+    this.seated.set(watched.seat);
+    if (watched.seat) await this.socket.request("matrix_join", {}).catch(ignore("already_joined", "episode_over"));
   }
 
   async order(order: Order): Promise<boolean> {
