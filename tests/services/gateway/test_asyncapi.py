@@ -3,12 +3,16 @@ the gateway reads and sends."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, Literal
 
 import jsonschema
 import pytest
 import yaml
+from arena_games.pushes import Push
+from arena_games.registry import STANDARD, Registry
 from arena_gateway.asyncapi import document
 from arena_gateway.protocol import CLIENT_TYPES, SERVER_TYPES
 
@@ -126,3 +130,45 @@ def test_a_game_push_the_views_make_validates_and_a_broken_one_does_not() -> Non
     check_push({"type": "ack", "id": "1", "result": {"match_id": "m", "events": [answered]}})
     with pytest.raises(PushMismatch):
         check_push({"type": "ack", "id": "1", "result": {"events": [{**answered, "right": 1}]}})
+
+
+class _Scored(Push):
+    type: Literal["maze_scored"]
+    match_id: str
+    score: int
+
+
+def _with_pushes(pushes: frozenset[str], models: dict[str, Any]) -> Registry:
+    maze = STANDARD.find("maze")
+    client = SimpleNamespace(
+        messages=maze.client.messages,
+        relayed=maze.client.relayed,
+        command=maze.client.command,
+        pushes=maze.client.pushes | pushes,
+        push_models={**maze.client.push_models, **models},
+    )
+    registry = Registry()
+    registry.register(dataclasses.replace(maze, client=client))  # type: ignore[arg-type]
+    return registry
+
+
+def test_a_game_adds_a_push_to_the_document_by_adding_its_model() -> None:
+    written = yaml.safe_load(
+        document(
+            DOC.read_text(), _with_pushes(frozenset({"maze_scored"}), {"maze_scored": _Scored})
+        )
+    )
+    scored = written["components"]["messages"]["MazeScored"]
+    assert scored["x-arena-game"] == "maze"
+    assert scored["payload"]["properties"]["score"] == {"type": "integer"}
+    assert scored["payload"]["additionalProperties"] is False
+    pushes = written["operations"]["serverPushes"]["messages"]
+    assert {"$ref": "#/channels/play/messages/MazeScored"} in pushes
+    # The games no longer registered lose theirs; the gateway's own messages stay.
+    assert "DigitsGame" not in written["components"]["messages"]
+    assert "Snapshot" in written["components"]["messages"]
+
+
+def test_a_model_of_a_push_the_game_never_makes_is_refused() -> None:
+    with pytest.raises(ValueError, match="never makes"):
+        document(DOC.read_text(), _with_pushes(frozenset(), {"maze_scored": _Scored}))
