@@ -9,11 +9,17 @@ import asyncio
 import signal
 import time
 from collections.abc import Iterator
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import pytest
 from arena_engine.maths_warriors.ai import choose_move
+from arena_runtime import topics
+from arena_runtime.envelope import ce_time
+from arena_runtime.eventlog import OutgoingRecord, Record
+from arena_runtime.eventlog.kafka import KafkaEventLog
+from arena_runtime.proto_gen.arena.v1 import envelope_pb2
 
 from tests.e2e.client import Player
 from tests.e2e.games import Mirror, message_for, next_move_push, play_move, play_to_the_end
@@ -30,11 +36,12 @@ from tests.e2e.maze import (
     walk,
     whole_maze,
 )
+from tests.harness.otlp import OtlpReceiver, ReceivedSpan, until
 from tests.processes.arena_process import ArenaProcess, arena_env, free_port, run_to_exit
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 
-SERVICES = ("match", "matchmaking", "rating", "gateway", "gateway")
+SERVICES = ("match", "matchmaking", "rating", "gateway", "gateway", "projections")
 
 
 class Stack:
@@ -64,7 +71,15 @@ class Stack:
 
 
 @pytest.fixture(scope="module")
+def receiver() -> Iterator[OtlpReceiver]:
+    """Where every process of the stack exports its spans (OTLP/HTTP)."""
+    with OtlpReceiver() as otlp:
+        yield otlp
+
+
+@pytest.fixture(scope="module")
 def stack(
+    receiver: OtlpReceiver,
     tmp_path_factory: pytest.TempPathFactory,
     kafka_bootstrap: str,
     topic_prefix: str,
@@ -83,6 +98,8 @@ def stack(
         "ARENA_MATCH_RECONNECT_SECONDS": "2",
         "ARENA_MATCH_AI_THINK_MS": "50",
         "ARENA_LOG_LEVEL": "WARNING",
+        "ARENA_OTEL_EXPORTER_ENDPOINT": receiver.url,
+        "OTEL_BSP_SCHEDULE_DELAY": "200",  # the SDK's batch: export every 0.2 s
     }
     running = Stack(workdir)
     try:
@@ -410,4 +427,147 @@ async def test_a_maze_match_service_killed_mid_game_loses_no_accepted_move(stack
     verified = run_to_exit(["verify", "--strict", match_id], stack.envs[match], timeout=120)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     for player in (host, guest, observer, watcher):
+        await player.close()
+
+
+def _headers(record: Record) -> dict[str, str]:
+    return {name: value.decode() for name, value in record.headers}
+
+
+async def _traced_records(stack: Stack, trace_id: str) -> dict[str, list[Record]]:
+    """The records on the broker, per topic, whose ``traceparent`` header is in the trace."""
+    env = stack.envs[0]
+    log = KafkaEventLog(env["ARENA_KAFKA_BOOTSTRAP"], topic_prefix=env["ARENA_TOPIC_PREFIX"])
+    await log.start()
+    try:
+        found: dict[str, list[Record]] = {}
+        for topic in (topics.MATCH_COMMANDS, topics.MATCH_EVENTS, topics.MATCH_VIEWS):
+            for partition, end in (await log.end_offsets(topic)).items():
+                offset = 0
+                while offset < end:
+                    records = await log.read(topic, partition, offset)
+                    offset = records[-1].offset + 1
+                    found.setdefault(topic, []).extend(
+                        r
+                        for r in records
+                        if _headers(r).get("traceparent", "").split("-")[1:2] == [trace_id]
+                    )
+        return found
+    finally:
+        await log.close()
+
+
+async def test_one_client_message_is_one_trace_through_the_broker(
+    stack: Stack, receiver: OtlpReceiver
+) -> None:
+    """A move sent to one gateway is one trace across the processes and the broker: the match
+    service decides it, matchmaking, rating and the projections read its events, and both
+    gateways push it (each its own player). The records it wrote carry the trace in their W3C
+    headers on the broker, beside CloudEvents headers that agree with their envelopes; a record
+    no service can read is logged with the trace its headers carry."""
+    seats, snapshot, _ = await room_game(stack.gateways[0], stack.gateways[1])
+    mirror = Mirror.of(snapshot)
+    kind, fields = message_for(choose_move(mirror.state(), "easy", 7))
+    await seats[mirror.to_move].ok(kind, id="traced-move", **fields)
+    await next_move_push(seats[3 - mirror.to_move])  # pushed by the other gateway
+
+    def roots() -> list[ReceivedSpan]:
+        return receiver.find(f"ws {kind}", **{"arena.message.id": "traced-move"})
+
+    await until("the gateway's span of the move", roots)
+    (root,) = roots()
+    assert root.parent_id == "" and root.service == "arena-gateway"
+    wanted = {
+        ("arena-gateway", "ws " + kind),
+        ("arena-match", "arena.commands.match process"),
+        ("arena-match", "arena.match.events publish"),
+        ("arena-matchmaking", "arena.match.events process"),
+        ("arena-rating", "arena.match.events process"),
+        ("arena-projections", "arena.match.events process"),
+        ("arena-gateway", "arena.match.views process"),
+    }
+
+    def pushed_by_both() -> bool:
+        spans = receiver.trace(root.trace_id)
+        pushes = {s.instance for s in spans if s.name == "arena.match.views process"}
+        return wanted <= {(s.service, s.name) for s in spans} and len(pushes) == 2
+
+    await until("the trace reached every service and both gateways", pushed_by_both)
+    await asyncio.sleep(0.5)  # the exporters' next batch: the rest of the trace
+    spans = receiver.trace(root.trace_id)
+    ids = {s.span_id for s in spans}
+    # One root, every other span's parent in the same trace: one connected trace.
+    assert [s for s in spans if s.parent_id not in ids] == [root], spans
+    (decided,) = [s for s in spans if s.name == "arena.commands.match process"]
+    assert decided.parent_id == root.span_id
+    assert {s.instance for s in spans if s.service == "arena-gateway"} == {
+        s.instance for s in spans if s.name == "arena.match.views process"
+    }
+
+    # On the broker: the command and what it caused carry the trace in their own headers.
+    records = await _traced_records(stack, root.trace_id)
+    (command,) = records[topics.MATCH_COMMANDS]
+    headers = _headers(command)
+    assert headers["traceparent"].split("-")[2] == root.span_id
+    sent = envelope_pb2.CommandEnvelope.FromString(command.value)
+    assert headers["traceparent"] == sent.trace.traceparent
+    assert (headers["ce_specversion"], headers["ce_id"], headers["ce_type"]) == (
+        "1.0",
+        sent.command_id,
+        sent.type,
+    )
+    assert (
+        headers["ce_source"]
+        == "/arena/streams/" + sent.stream
+        == "/arena/streams/" + (command.key or b"").decode()
+    )
+    assert headers["ce_partitionkey"] == sent.stream
+    assert headers["ce_time"] == ce_time(sent.time.ToDatetime(tzinfo=UTC))
+    assert records[topics.MATCH_EVENTS]
+    for record in records[topics.MATCH_EVENTS]:
+        headers = _headers(record)
+        event = envelope_pb2.Envelope.FromString(record.value)
+        assert headers["traceparent"] == event.trace.traceparent
+        assert headers["traceparent"].split("-")[2] in {s.span_id for s in spans}
+        assert (headers["ce_id"], headers["ce_type"], headers["ce_partitionkey"]) == (
+            event.event_id,
+            event.type,
+            event.stream,
+        )
+        assert headers["ce_sequence"] == f"{event.sequence:020d}"
+    # Each process span of the events hangs from the span named in its record's header.
+    parents = {_headers(r)["traceparent"].split("-")[2] for r in records[topics.MATCH_EVENTS]}
+    assert all(s.parent_id in parents for s in spans if s.name == "arena.match.events process"), (
+        spans
+    )
+
+    # A record nobody can decode is logged with the trace of the span that wrote it, which
+    # only its headers carry.
+    unreadable = "4bf92f3577b34da6a3ce929d0e0e4736"
+    env = stack.envs[0]
+    log = KafkaEventLog(env["ARENA_KAFKA_BOOTSTRAP"], topic_prefix=env["ARENA_TOPIC_PREFIX"])
+    await log.start()
+    try:
+        await log.append(
+            topics.MATCH_COMMANDS,
+            [
+                OutgoingRecord(
+                    value=b"not an envelope",
+                    key=sent.stream.encode(),
+                    headers=(("traceparent", f"00-{unreadable}-00f067aa0ba902b7-01".encode()),),
+                )
+            ],
+        )
+    finally:
+        await log.close()
+    match = stack.processes[SERVICES.index("match")]
+
+    def logged() -> bool:
+        return any(
+            "malformed record skipped" in line and unreadable in line
+            for line in match.output().splitlines()
+        )
+
+    await until("the match service logged the unreadable record with its trace", logged)
+    for player in seats.values():
         await player.close()

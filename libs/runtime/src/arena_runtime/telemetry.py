@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import socket
 import sys
 from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from contextlib import AbstractContextManager
@@ -178,6 +180,10 @@ class RecordWhileExporting(Sampler):
         return "RecordWhileExporting"
 
 
+def _instance_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
 def configure_tracing(
     service_name: str,
     *,
@@ -196,7 +202,11 @@ def configure_tracing(
     if _provider is None:
         _provider = TracerProvider(
             sampler=RecordWhileExporting(),
-            resource=Resource.create({"service.name": service_name}),
+            resource=Resource.create(
+                # The instance tells apart the replicas of one service in a trace (two gateways
+                # pushing one move): the host (the pod's name on Kubernetes) and the process.
+                {"service.name": service_name, "service.instance.id": _instance_id()}
+            ),
         )
         trace.set_tracer_provider(_provider)
     _exporting = _exporting or bool(otlp_endpoint) or bool(traces_file) or exporter is not None
