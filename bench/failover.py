@@ -18,7 +18,9 @@ commands), then one move decided and appended.
 
 The consumer group's own handover (the rebalance) is measured apart, on the embedded log and on
 the Tansu broker (with its LeaveGroup fix): two members of the group "match", one stops
-gracefully, and the time until the other owns every partition is the handover's own stall.
+gracefully, and the time until the other owns every partition is the handover's own stall. Its
+session and heartbeat are the product's settings (``ARENA_CONSUMER_SESSION_TIMEOUT_MS``,
+``ARENA_CONSUMER_HEARTBEAT_MS``: their defaults, or as set in the bench's environment).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from arena_match.runner import Decider, MatchRunner
 from arena_match.state import stream_of
 from arena_match.worker import MatchWorker
 from arena_runtime import topics
+from arena_runtime.config import load_settings
 from arena_runtime.envelope import SCHEMAS, new_command
 from arena_runtime.eventlog import Consumer, EventLog, OutgoingRecord, Record
 from arena_runtime.eventlog.embedded import EmbeddedEventLog
@@ -256,14 +259,34 @@ async def _handover(open_log: Callable[[], EventLog]) -> float:
 
 
 def _kafka(bootstrap: str, prefix: str) -> EventLog:
-    return KafkaEventLog(bootstrap, topic_prefix=prefix)
+    settings = load_settings()
+    return KafkaEventLog(
+        bootstrap,
+        topic_prefix=prefix,
+        session_timeout_ms=settings.consumer_session_timeout_ms,
+        heartbeat_interval_ms=settings.consumer_heartbeat_ms,
+    )
+
+
+def _embedded(path: Path) -> EventLog:
+    settings = load_settings()
+    return EmbeddedEventLog(
+        path,
+        session_timeout_ms=settings.consumer_session_timeout_ms,
+        heartbeat_interval_ms=settings.consumer_heartbeat_ms,
+    )
 
 
 async def _handovers(bootstrap: str, stall: float) -> None:
-    print("graceful handover of the consumer group alone (8 partitions move to the other member):")
+    settings = load_settings()
+    print(
+        "graceful handover of the consumer group alone (8 partitions move to the other member), "
+        f"sessions {settings.consumer_session_timeout_ms} ms, "
+        f"heartbeats {settings.consumer_heartbeat_ms} ms:"
+    )
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "events.db"
-        embedded = [await _handover(lambda: EmbeddedEventLog(path)) for _ in range(ROUNDS)]
+        embedded = [await _handover(functools.partial(_embedded, path)) for _ in range(ROUNDS)]
     print(f"  embedded log: {statistics.median(embedded):.2f} s (median of {ROUNDS})")
     _whole("embedded log", statistics.median(embedded), stall)
     tansu = []

@@ -71,6 +71,7 @@ def test_settings_are_immutable() -> None:
         ("ARENA_REDIS_URL", "localhost:6379", "redis://"),
         ("ARENA_OTEL_EXPORTER_ENDPOINT", "collector:4318", "http://"),
         ("ARENA_HTTP_PROT", "8000", "no such setting"),
+        ("ARENA_CONSUMER_HEARTBEAT_MS", "6000", "not shorter than"),
     ],
 )
 def test_bad_configuration_names_the_variable(variable: str, value: str, problem: str) -> None:
@@ -103,3 +104,26 @@ def test_the_kafka_fetch_wait_reaches_the_log() -> None:
     )
     log = open_event_log(settings)  # not started: nothing connects
     assert isinstance(log, KafkaEventLog) and log.fetch_max_wait_ms == 250
+
+
+#: Apache Kafka's broker defaults: group.min.session.timeout.ms, group.max.session.timeout.ms.
+KAFKA_SESSION_BOUNDS = (6_000, 1_800_000)
+
+
+def test_the_group_timings_are_valid_on_kafka_and_reach_the_log() -> None:
+    """The defaults are chosen for Tansu's joins (half the session) but must stay valid on a
+    Kafka broker left at its defaults (docs/operations.md, Start-up and group sessions)."""
+    from arena_runtime.eventlog.factory import open_event_log
+    from arena_runtime.eventlog.kafka import KafkaEventLog
+
+    settings = load_settings({"ARENA_KAFKA_BOOTSTRAP": "127.0.0.1:9092"})
+    low, high = KAFKA_SESSION_BOUNDS
+    assert low <= settings.consumer_session_timeout_ms <= high
+    # Kafka's own advice: heartbeats at most a third of the session.
+    assert settings.consumer_heartbeat_ms * 3 <= settings.consumer_session_timeout_ms
+    log = open_event_log(settings)
+    assert isinstance(log, KafkaEventLog)
+    assert (log.session_timeout_ms, log.heartbeat_interval_ms) == (
+        settings.consumer_session_timeout_ms,
+        settings.consumer_heartbeat_ms,
+    )

@@ -19,6 +19,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from arena_runtime.eventlog.base import GROUP_HEARTBEAT_MS, GROUP_SESSION_TIMEOUT_MS
 from arena_runtime.redaction import redact
 
 ENV_PREFIX = "ARENA_"
@@ -92,13 +93,16 @@ class Settings(BaseSettings):
         "player identifiers with (arena_runtime.privacy); at least 16 characters.",
     )
     consumer_session_timeout_ms: int = Field(
-        10_000,
+        GROUP_SESSION_TIMEOUT_MS,
         ge=1000,
         le=300_000,
         description="A consumer-group member silent this long is dropped and its partitions move.",
     )
     consumer_heartbeat_ms: int = Field(
-        1000, ge=100, le=60_000, description="How often a consumer-group member heartbeats."
+        GROUP_HEARTBEAT_MS,
+        ge=100,
+        le=60_000,
+        description="How often a consumer-group member heartbeats.",
     )
     eventlog_tail_records: int = Field(
         256,
@@ -375,6 +379,13 @@ class Settings(BaseSettings):
                 and (self.kafka_sasl_username or self.kafka_sasl_password) is not None,
                 "kafka_sasl_mechanism",
                 f"SASL credentials are given without a mechanism ({', '.join(SASL_MECHANISMS)})",
+            ),
+            (
+                # Kafka's clients refuse it too: a member would miss its own session.
+                self.consumer_heartbeat_ms >= self.consumer_session_timeout_ms,
+                "consumer_heartbeat_ms",
+                f"{self.consumer_heartbeat_ms} is not shorter than the "
+                f"{self.consumer_session_timeout_ms} ms of ARENA_CONSUMER_SESSION_TIMEOUT_MS",
             ),
         )
         for wrong, field, problem in problems:

@@ -17,6 +17,15 @@ Headers = tuple[tuple[str, bytes], ...]
 #: retention_ms value that means "keep forever" (Kafka's -1).
 UNLIMITED_RETENTION = -1
 
+#: A consumer-group member's session, the default of ``ARENA_CONSUMER_SESSION_TIMEOUT_MS``: the
+#: smallest Kafka accepts by default (``group.min.session.timeout.ms``). Tansu answers every
+#: JoinGroup after half the group's session, so this is also a start's join there (3 s), and
+#: how long a crashed member keeps its partitions on either broker (docs/operations.md, Kafka).
+GROUP_SESSION_TIMEOUT_MS = 6_000
+#: How often a member heartbeats (``ARENA_CONSUMER_HEARTBEAT_MS``): the others learn of a
+#: member's graceful leave at their next heartbeat, the first step of a handover.
+GROUP_HEARTBEAT_MS = 500
+
 
 @dataclass(frozen=True, slots=True)
 class TopicSpec:

@@ -49,6 +49,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from arena_runtime.eventlog.base import (
+    GROUP_HEARTBEAT_MS,
+    GROUP_SESSION_TIMEOUT_MS,
     Consumer,
     EventLog,
     EventLogError,
@@ -269,8 +271,8 @@ class EmbeddedEventLog(EventLog):
         *,
         topic_prefix: str = "",
         synchronous: str = "NORMAL",
-        session_timeout_ms: int = 10_000,
-        heartbeat_interval_ms: int = 1_000,
+        session_timeout_ms: int = GROUP_SESSION_TIMEOUT_MS,
+        heartbeat_interval_ms: int = GROUP_HEARTBEAT_MS,
         tail_records: int = DEFAULT_TAIL_RECORDS,
     ) -> None:
         """``tail_records``: how many of its own latest appends per partition the log keeps in

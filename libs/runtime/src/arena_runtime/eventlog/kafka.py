@@ -31,6 +31,8 @@ from aiokafka.errors import IllegalStateError, KafkaError
 from aiokafka.protocol.group import LeaveGroupRequest
 
 from arena_runtime.eventlog.base import (
+    GROUP_HEARTBEAT_MS,
+    GROUP_SESSION_TIMEOUT_MS,
     CommitFailedError,
     Consumer,
     EventLog,
@@ -83,8 +85,8 @@ class KafkaEventLog(EventLog):
         min_insync_replicas: int | None = None,
         security: KafkaSecurity | None = None,
         client_id: str = "arena",
-        session_timeout_ms: int = 10_000,
-        heartbeat_interval_ms: int = 1_000,
+        session_timeout_ms: int = GROUP_SESSION_TIMEOUT_MS,
+        heartbeat_interval_ms: int = GROUP_HEARTBEAT_MS,
         fetch_max_wait_ms: int = 3,
     ) -> None:
         self.bootstrap = bootstrap
