@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import socket
 import sys
 from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from contextlib import AbstractContextManager
@@ -180,10 +178,6 @@ class RecordWhileExporting(Sampler):
         return "RecordWhileExporting"
 
 
-def _instance_id() -> str:
-    return f"{socket.gethostname()}-{os.getpid()}"
-
-
 def configure_tracing(
     service_name: str,
     *,
@@ -202,11 +196,7 @@ def configure_tracing(
     if _provider is None:
         _provider = TracerProvider(
             sampler=RecordWhileExporting(),
-            resource=Resource.create(
-                # The instance tells apart the replicas of one service in a trace (two gateways
-                # pushing one move): the host (the pod's name on Kubernetes) and the process.
-                {"service.name": service_name, "service.instance.id": _instance_id()}
-            ),
+            resource=Resource.create({"service.name": service_name}),
         )
         trace.set_tracer_provider(_provider)
     _exporting = _exporting or bool(otlp_endpoint) or bool(traces_file) or exporter is not None
