@@ -160,8 +160,12 @@ async def test_redis_stopped_and_restarted(
         games = list(await asyncio.gather(*(new_game(stack, n) for n in range(GAMES))))
         gateway = stack.processes["gateway"][0]
 
+        def acked() -> int:
+            return sum(len(g.acked) for g in games)
+
         async def outage() -> None:
             private_redis.stop()
+            before = acked()
             async with httpx.AsyncClient(base_url=gateway.url) as http:
                 refused = await http.post("/v1/guests")
             # A typed answer to retry, not a crash: no traceback reaches the log.
@@ -169,6 +173,12 @@ async def test_redis_stopped_and_restarted(
             assert refused.json()["detail"]["code"] == "unavailable"
             assert refused.headers["Retry-After"]
             await asyncio.sleep(OUTAGE_SECONDS)
+            # Down at least that long, and (a loaded machine is slower) until a move was
+            # acknowledged meanwhile, for 30 s at most: play_through then counts it.
+            for _ in range(300):
+                if acked() > before:
+                    break
+                await asyncio.sleep(0.1)
             private_redis.start()
 
         assert await play_through(games, outage) > 0, "no move was acknowledged without Redis"

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from arena_runtime import telemetry, topics
-from arena_runtime.cache import Cache
+from arena_runtime.cache import Cache, CacheUnavailableError
 from arena_runtime.envelope import CODEC, Command, EnvelopeError, Event, new_command
 from arena_runtime.eventlog import EventLog, Record
 from arena_runtime.eventlog.partitioner import partition_for
@@ -33,6 +33,7 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import DecodeError
 
 from arena_gateway import metrics as gateway_metrics
+from arena_gateway.limits import CACHE_DOWN_WARNING_SECONDS
 from arena_gateway.protocol import ErrorCode, GatewayError
 
 log = telemetry.get_logger(__name__)
@@ -224,6 +225,7 @@ class Hub:
         self.log = log
         #: Where answers are kept for the other instances (None: this instance's memory only).
         self.cache = cache
+        self._cache_warned = -CACHE_DOWN_WARNING_SECONDS
         self.command_timeout = command_timeout
         #: Whether each command topic's service answers (logged, on /readyz and in metrics).
         self.answering = gateway_metrics.Answering(command_timeout)
@@ -360,6 +362,9 @@ class Hub:
         try:
             data = await self.cache.get(ANSWER_KEY + key)
             return None if data is None else decode_outcome(data)
+        except CacheUnavailableError as exc:
+            self._cache_down(exc)
+            return None
         except Exception:
             log.warning("a kept answer could not be read", exc_info=True)
             return None
@@ -368,8 +373,22 @@ class Hub:
         assert self.cache is not None
         try:
             await self.cache.set(ANSWER_KEY + key, encode_outcome(answer), KEPT_ANSWER_SECONDS)
+        except CacheUnavailableError as exc:
+            self._cache_down(exc)
         except Exception:  # the answer is given all the same; only a repeat elsewhere loses it
             log.warning("an answer could not be kept", exc_info=True)
+
+    def _cache_down(self, exc: CacheUnavailableError) -> None:
+        """Redis down is an outage the operator is told of, at most once a minute, without a
+        traceback per message: answers are still given, only repeats on another instance miss."""
+        now = time.monotonic()
+        if now - self._cache_warned >= CACHE_DOWN_WARNING_SECONDS:
+            self._cache_warned = now
+            log.warning(
+                "the cache cannot be reached: answers are not kept for other instances until it "
+                "is back. Check Redis (ARENA_REDIS_URL; docs/operations.md#redis-is-flushed)",
+                error=str(exc),
+            )
 
     def in_flight(self) -> list[asyncio.Future[Outcome]]:
         """The answers of the commands sent and not answered yet."""
