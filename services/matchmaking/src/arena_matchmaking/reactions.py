@@ -27,15 +27,11 @@ from arena_matchmaking.duels import DUEL_PREFIX
 from arena_matchmaking.errors import LobbyErrorCode
 from arena_matchmaking.ghosts import GHOSTS_PREFIX
 from arena_matchmaking.ids import match_stream, player_stream, queue_of, room_stream
+from arena_matchmaking.players import AI_LEVEL_NAMES
 from arena_matchmaking.room_settings import default_settings, game_of, side_by_side
 from arena_matchmaking.rooms import ALL_ENDED, player_game
 
-AI_NAMES = {
-    match_pb2.AI_LEVEL_EASY: "easy",
-    match_pb2.AI_LEVEL_MEDIUM: "medium",
-    match_pb2.AI_LEVEL_HARD: "hard",
-    match_pb2.AI_LEVEL_IMPOSSIBLE: "impossible",
-}
+AI_NAMES = AI_LEVEL_NAMES
 
 
 @dataclass(frozen=True, slots=True)
