@@ -530,7 +530,7 @@ async def test_a_ghost_is_frozen_with_the_rating_last_read(
     await match.log.append(topics.RATING_EVENTS, [CODEC.event_record(event)])
 
     async def read() -> bool:
-        return matchmaking.matchmaking.digits_ratings.get("p_ann") == 1234
+        return matchmaking.matchmaking.ghost_ratings["digits"].get("p_ann") == 1234
 
     await eventually(read, "the rating read")
     ann = await start_solo(lobby, "p_ann", match_pb2.MATCH_MODE_RANKED)
@@ -590,7 +590,7 @@ async def check_rating_after_restart(match: MatchService, matchmaking: Matchmaki
 
     async def read(rating: int) -> None:
         async def seen() -> bool:
-            return matchmaking.matchmaking.digits_ratings.get("p_ann") == rating
+            return matchmaking.matchmaking.ghost_ratings["digits"].get("p_ann") == rating
 
         await eventually(seen, f"the rating {rating} read")
 

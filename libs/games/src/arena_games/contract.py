@@ -24,12 +24,14 @@ from enum import StrEnum
 from typing import Any, Generic, Protocol, TypeVar
 
 from arena_runtime.envelope import Schemas
-from arena_runtime.proto_gen.arena.v1 import match_pb2
+from arena_runtime.proto_gen.arena.v1 import lobby_pb2, match_pb2
 from arena_runtime.readmodels.queries import MatchRecord
 from arena_runtime.streams import Rejection
 from google.protobuf.any_pb2 import Any as AnyMessage
 from google.protobuf.message import Message
 from pydantic import BaseModel
+
+from arena_games.stakes import DuelOutcome
 
 State = TypeVar("State")
 State_contra = TypeVar("State_contra", contravariant=True)
@@ -766,15 +768,63 @@ class GhostStore(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Filing:
+    """A command matchmaking sends on a game's behalf, with the id the game gives it (derived
+    from its cause, so sending it again changes nothing)."""
+
+    command_id: str
+    command: Message
+
+
+def _none(*_: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
 class Ghosts:
     """A game whose players' saved armies other players meet (Digits): matchmaking keeps them
     on ``stream`` (``ghosts-<game>``), folded and decided by ``store``; ``sharing(player_id,
     sharing)`` is the command on it that records how the owner's armies are served (``login``,
-    ``anonymous``, ``none``)."""
+    ``anonymous``, ``none``).
+
+    The hooks below are every command matchmaking sends for the store, each made by the game
+    (matchmaking only routes them; a hook answering None sends nothing). Commands to the store
+    go on ``stream``, with the id matchmaking derives from the cause where none is given."""
 
     stream: str
     sharing: Callable[[str, str], Message]
     store: GhostStore
+    #: The events (on ``arena.match.events`` or ``arena.rating.events``) the game files in its
+    #: store; ``file(event, match_id, time_ms, rating)`` makes each one's command (None:
+    #: nothing to file), ``rating(player_id)`` being the player's rating on the game's ladder
+    #: as matchmaking last read it (None: never rated).
+    files: tuple[type[Message], ...] = ()
+    file: Callable[[Message, str, int, Callable[[str], int | None]], Filing | None] = _none
+    #: A side-by-side room's games start (id ``room:<first game>``): ``seat_room(room_code,
+    #: players, match_ids, missed)`` (players in join order, each one's game and the rounds a
+    #: latecomer missed).
+    seat_room: Callable[[str, Sequence[str], Sequence[str], Sequence[int]], Message | None] = _none
+    #: A side-by-side room's games are all over (id ``close:<match>``): ``close_room(room_code)``.
+    close_room: Callable[[str], Message | None] = _none
+    #: A duel is accepted, its stakes held (id ``draw:<duel>``): ``draw_duel(duel_id, players)``.
+    draw_duel: Callable[[str, Sequence[str]], Message | None] = _none
+    #: One of the store's events answered with an army for a match (a seat-0 command to the
+    #: match's stream): ``army(event)`` -> (match id, the command), or None.
+    army: Callable[[Message], tuple[str, Filing] | None] = _none
+    #: One of the store's events answered with a duel's armies: ``duel_armies(event)`` ->
+    #: (duel id, the game settings both games add, packed), which start the duel (``StartDuel``).
+    duel_armies: Callable[[Message], tuple[str, AnyMessage] | None] = _none
+
+
+@dataclass(frozen=True, slots=True)
+class Duels:
+    """A one-seat game's duel mode: both players play the same game, each on their own, and the
+    two ends decide the duel. ``side(ended)``: a game's end (``MatchEnded``, the game's own
+    record in ``detail``) as the duel records it (``player_id`` left to matchmaking);
+    ``outcome(a, b)``: the duel once both games are over (win, draw or cancelled)."""
+
+    side: Callable[[match_pb2.MatchEnded], lobby_pb2.DuelSide]
+    outcome: Callable[[lobby_pb2.DuelSide, lobby_pb2.DuelSide], DuelOutcome]
 
 
 @dataclass(frozen=True)
@@ -811,3 +861,5 @@ class GameModule(Generic[State]):
     private_log: bool = False
     #: The store of its players' armies, if other players meet them (Digits). None: no store.
     ghosts: Ghosts | None = None
+    #: Its duel mode's rule, if it has one (Digits). None: no duels (a challenge is refused).
+    duels: Duels | None = None

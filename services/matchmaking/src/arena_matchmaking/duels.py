@@ -1,15 +1,15 @@
 """A duel stream (``duel-<id>``): a challenge between two accounts to a one-seat game played
-by both, the same game (Digits: the same seeds and the same 12 armies), to a deadline. Pure
-decide and apply.
+by both, the same game (the same seeds, and the same armies for a game with a ghost store), to
+a deadline. Pure decide and apply.
 
 ``ChallengeDuel`` (the sender picks a fresh id) → ``DuelOffered``; the challenged player's
 ``AcceptDuel`` → ``DuelAccepted`` (the deadline, 24 h after, and the seeds both games share,
-drawn from the duel id); matchmaking then asks the ghost store for the armies (``DrawDuel``)
-and, with them, sends ``StartDuel`` → ``DuelStarted`` (both games' StartMatch follow); each
-game's end comes back as ``DuelGameEnded`` → ``DuelGameRecorded``, and the second one decides
-the duel (``duel_outcome``) → ``DuelSettled``, whose ledger commands settle the stakes
-(``settle_stakes``: held at acceptance, released on a draw or a cancel, otherwise the loser's
-captured and credited to the winner).
+drawn from the duel id); matchmaking then asks the game's ghost store for the armies (its
+``ghosts.draw_duel``) and, with them, sends ``StartDuel`` → ``DuelStarted`` (both games'
+StartMatch follow); each game's end comes back as ``DuelGameEnded`` → ``DuelGameRecorded``,
+and the second one decides the duel (the game's ``duels.outcome``) → ``DuelSettled``, whose
+ledger commands settle the stakes (``settle_stakes``: held at acceptance, released on a draw
+or a cancel, otherwise the loser's captured and credited to the winner).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from arena_games.contract import pack
-from arena_games.digits.duels import DuelSide, duel_outcome
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.schemas import lobby as lobby_schemas
 from arena_runtime.streams import Rejection
@@ -144,7 +143,8 @@ def _offer(duel: Duel, command: pb.ChallengeDuel) -> pb.DuelOffered:
     if command.stake > MAX_STAKE:
         raise LobbyError(Code.INVALID_STAKE, f"a stake is 0..{MAX_STAKE}")
     settings = checked_settings(command.settings)
-    if MODES.get(settings.mode) != "duel" or game_of(settings).seats.seats != 1:
+    game = game_of(settings)
+    if MODES.get(settings.mode) != "duel" or game.seats.seats != 1 or game.duels is None:
         raise LobbyError(Code.MODE_NOT_AVAILABLE, "a duel is a one-seat game's duel mode")
     return pb.DuelOffered(
         duel_id=duel.duel_id,
@@ -220,9 +220,10 @@ def _ended(duel: Duel, command: pb.DuelGameEnded) -> list[Message]:
     sides = {**duel.sides, command.match_id: command.side}
     if len(sides) < len(started.match_ids):
         return events
-    a, b = (_side(sides[m]) for m in started.match_ids)
-    outcome = duel_outcome(a, b, at_deadline=True)
-    assert outcome is not None  # both games are over
+    duels = game_of(offered.settings).duels
+    assert duels is not None  # offered only for a game with duels
+    a, b = (sides[m] for m in started.match_ids)
+    outcome = duels.outcome(a, b)
     events.append(
         pb.DuelSettled(
             result=outcome.result,
@@ -235,16 +236,3 @@ def _ended(duel: Duel, command: pb.DuelGameEnded) -> list[Message]:
         )
     )
     return events
-
-
-def _side(side: pb.DuelSide) -> DuelSide:
-    return DuelSide(
-        side.player_id,
-        side.started,
-        side.over,
-        side.forfeited,
-        side.wins,
-        side.losses,
-        side.margin,
-        side.focus_right,
-    )

@@ -39,7 +39,7 @@ class LobbyErrorCode(StrEnum):
     INVALID_POLICY = "invalid_policy"
     #: StartRoom with empty seats in a game with no default fill, or too few people seated.
     SEATS_EMPTY = "seats_empty"
-    #: A guest joining a room whose host admits accounts only (Digits' ``guests_allowed``).
+    #: A guest joining a room whose host admits accounts only (a game's ``guests_allowed`` setting).
     GUESTS_NOT_ALLOWED = "guests_not_allowed"
     #: One live match per player: in a room's game, an AI game or a quick match already.
     ALREADY_IN_MATCH = "already_in_match"
@@ -54,7 +54,7 @@ class LobbyErrorCode(StrEnum):
     NOT_QUEUED = "not_queued"
     # Ranked play (issue 5).
     RANKED_REQUIRES_ACCOUNTS = "ranked_requires_accounts"
-    # Duels (a one-seat game's duel mode: Digits).
+    # Duels (a one-seat game's duel mode: GameModule.duels).
     DUEL_EXISTS = "duel_exists"
     UNKNOWN_DUEL = "unknown_duel"
     DUEL_ANSWERED = "duel_answered"

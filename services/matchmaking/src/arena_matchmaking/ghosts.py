@@ -2,8 +2,10 @@
 others to meet, found through the registry (``GameModule.ghosts``, docs/games.md).
 
 Matchmaking keeps the stream and knows no game's store: the game's ``ghosts.store`` folds its
-events and decides its commands (Digits': :mod:`arena_games.digits.ghost_log`). A game that
-keeps armies is one more ``ghosts`` in the registry; a ``ghosts-`` stream no game keeps refuses
+events and decides its commands, and its hooks make every command matchmaking sends there
+(what a room's start and close file, what a duel draws, which match events are filed and how)
+and what the store's draws become (an army for a match, a duel's armies). A game that keeps
+armies is one more ``ghosts`` in the registry; a ``ghosts-`` stream no game keeps refuses
 every command (``unknown_command``).
 """
 
@@ -13,7 +15,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from arena_games.contract import GameModule
-from arena_games.digits.ghost_log import army_command_id, draw_seed, save_command_id
 from arena_games.registry import STANDARD, Registry
 from arena_runtime.streams import Rejection
 from google.protobuf.message import Message
@@ -64,10 +65,7 @@ __all__ = [
     "GHOSTS_PREFIX",
     "GhostLog",
     "apply_ghosts",
-    "army_command_id",
     "decide_ghosts",
-    "draw_seed",
     "ghost_stream",
     "initial_ghosts",
-    "save_command_id",
 ]

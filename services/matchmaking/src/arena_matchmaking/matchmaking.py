@@ -4,7 +4,8 @@ Commands of ``arena.commands.matchmaking`` are decided by one StreamRunner over
 ``arena.matchmaking.events`` (rooms, players and queues are its streams); the answer's
 follow-ups (OpenRoom, RetryRoomCode, StartMatch) are sent after it is in the log. MatchEnded on
 ``arena.match.events`` (read through the seam: a legacy GameEnded reads as one) becomes
-RoomMatchEnded on the room that played the match, with every seat's rank and score.
+RoomMatchEnded on the room that played the match, with every seat's rank and score. The events
+a game with a ghost store files there (its ``ghosts.files``) become its ``ghosts.file`` commands.
 
 Commands are handled partition by partition side by side, so a decision that reads the lobby
 directory (which spans every partition) takes one lock from reading the directory up to the end
@@ -16,12 +17,10 @@ their own stream only and do not wait for that lock.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 
-from arena_games.digits import wire as digits_wire
-from arena_games.digits.ghost_store import NEVER_SAVED
-from arena_games.proto_gen.arena.games.digits.v1 import digits_pb2 as dg
+from arena_games.registry import STANDARD, UnknownGameError
 from arena_runtime import topics
 from arena_runtime.config import Settings
 from arena_runtime.envelope import CODEC, Command, EnvelopeError, Event, new_command, now
@@ -37,17 +36,18 @@ from google.protobuf.message import Message
 from arena_matchmaking import lobby
 from arena_matchmaking.context import LobbyContext
 from arena_matchmaking.directory import LobbyDirectory
-from arena_matchmaking.ghosts import ghost_stream, save_command_id
+from arena_matchmaking.duels import Duel
 from arena_matchmaking.ids import player_stream, room_stream
 from arena_matchmaking.metrics import ROOMS_OPEN
 from arena_matchmaking.reactions import FollowUp, follow_ups
+from arena_matchmaking.room_settings import game_of
 from arena_matchmaking.rooms import Room
 from arena_matchmaking.timers import RoomTimers
 
 #: How often closed rooms are looked at for answers to forget: at most this often (or as often
 #: as the forget time, if shorter), after a batch of commands.
 FORGET_SWEEP_MS = 5_000
-#: The Digits ladder's events a ghost's frozen rating is read from.
+#: The ladder events a ghost's frozen rating is read from (of each game with a ghost store).
 _RATINGS = (rating_pb2.UnitRated, rating_pb2.SeasonReset, rating_pb2.RatingTakenBack)
 #: Commands whose decision reads the directory: it is read up to the end of the log first.
 _NEEDS_DIRECTORY = (
@@ -79,10 +79,11 @@ class Matchmaking:
         ROOMS_OPEN.set_function(lambda: len(self.directory.rooms))
         #: Held from reading the directory to the end of a decision that used it.
         self._directory_decisions = asyncio.Lock()
-        #: Player -> their Digits rating as last read on arena.rating.events (what a ghost saved
-        #: now is frozen with). Rebuilt from the ladder's stream before the first event is
-        #: handled (the events group resumes past what it read before a restart).
-        self.digits_ratings: dict[str, int] = {}
+        #: Game with a ghost store -> player -> their rating as last read on
+        #: arena.rating.events (what a ghost saved now is frozen with). Rebuilt from the games'
+        #: ladder streams before the first event is handled (the events group resumes past what
+        #: it read before a restart).
+        self.ghost_ratings: dict[str, dict[str, int]] = {g: {} for g in STANDARD.ghost_games()}
         #: Rating partition -> the offset after the last rating event applied: a record is
         #: applied once, in offset order, whether read at the start or delivered after.
         self._ratings_read: dict[int, int] = {}
@@ -181,19 +182,39 @@ class Matchmaking:
         await self.send_all(
             (follow_up, command.command_id, command.correlation_id)
             for command, answer in zip(commands, answers, strict=True)
-            for follow_up in follow_ups(command, answer)
+            for follow_up in follow_ups(command, answer, self._stream_game(command.stream))
         )
         self.forget_closed_rooms()
         return answers
 
+    def _stream_game(self, stream: str) -> str:
+        """The game of a room's or a duel's stream as folded now ("" if none)."""
+        view = self.runner.view(stream)
+        state = view.state if view is not None else None
+        if isinstance(state, Room):
+            settings = state.settings
+        elif isinstance(state, Duel) and state.offered is not None:
+            settings = state.offered.settings
+        else:
+            return ""
+        if settings is None:
+            return ""
+        try:
+            return game_of(settings).name
+        except UnknownGameError:
+            return ""
+
     async def handle_match_event(self, event: Event, record: Record | None = None) -> None:
         """A match's end (decoded through the seam: MatchEnded), told to its room, or to its
-        players' streams when it had none; a Digits shop's close, filed in the ghost store; a
-        rating the ghost store freezes ghosts with."""
+        players' streams when it had none; an event a game files in its ghost store (its
+        ``ghosts.files``), filed there; a rating the ghost store freezes ghosts with."""
         payload = event.payload
-        if isinstance(payload, (dg.ShopClosing, dg.GameVoided, rating_pb2.MatchVoided)):
+        if any(isinstance(payload, m.ghosts.files) for m in STANDARD if m.ghosts is not None):
             await self.load_ratings()
-            await self._to_ghost_store(event)
+            await self.send_all(
+                (follow_up, event.event_id, event.correlation_id)
+                for follow_up in ghost_filings(event, self.ghost_ratings)
+            )
             return
         if isinstance(payload, _RATINGS):
             await self.load_ratings()
@@ -243,32 +264,39 @@ class Matchmaking:
         await self.send(follow_up, event.event_id, event.correlation_id)
 
     async def load_ratings(self) -> None:
-        """The Digits ratings read from the ladder's stream up to its end now, once per
-        instance: a player rated before a restart keeps that rating here, as without it."""
+        """The ratings of the games with a ghost store, read from their ladders' streams up to
+        their end now, once per instance: a player rated before a restart keeps that rating
+        here, as without it."""
         if self._ratings_loaded:
             return
         async with self._ratings_lock:
             if self._ratings_loaded:
                 return
-            stream = ladder_stream(digits_wire.GAME)
             ends = await self.log.end_offsets(topics.RATING_EVENTS)
-            partition = partition_for(stream.encode(), len(ends))
-            offset, end = 0, ends.get(partition, 0)
-            while offset < end:
-                batch = await self.log.read(topics.RATING_EVENTS, partition, offset, 1000)
-                if not batch:
-                    break
-                for record in batch:
-                    if record.offset >= end or record.key != stream.encode():
-                        continue
-                    try:
-                        payload = CODEC.decode_event(record.value).payload
-                    except EnvelopeError:
-                        continue
-                    if isinstance(payload, _RATINGS):
-                        self._rating_read(payload, partition, record.offset)
-                offset = batch[-1].offset + 1
+            keys: dict[int, set[bytes]] = {}
+            for game in self.ghost_ratings:
+                key = ladder_stream(game).encode()
+                keys.setdefault(partition_for(key, len(ends)), set()).add(key)
+            for partition, wanted in sorted(keys.items()):
+                await self._read_ratings(partition, wanted, ends.get(partition, 0))
             self._ratings_loaded = True
+
+    async def _read_ratings(self, partition: int, keys: set[bytes], end: int) -> None:
+        offset = 0
+        while offset < end:
+            batch = await self.log.read(topics.RATING_EVENTS, partition, offset, 1000)
+            if not batch:
+                break
+            for record in batch:
+                if record.offset >= end or record.key not in keys:
+                    continue
+                try:
+                    payload = CODEC.decode_event(record.value).payload
+                except EnvelopeError:
+                    continue
+                if isinstance(payload, _RATINGS):
+                    self._rating_read(payload, partition, record.offset)
+            offset = batch[-1].offset + 1
 
     def _rating_read(self, payload: Message, partition: int, offset: int) -> None:
         if offset < self._ratings_read.get(partition, 0):
@@ -277,12 +305,13 @@ class Matchmaking:
         self._rating(payload)
 
     def _rating(self, payload: Message) -> None:
-        if not isinstance(payload, _RATINGS) or payload.game != digits_wire.GAME:
+        if not isinstance(payload, _RATINGS) or payload.game not in self.ghost_ratings:
             return
+        ratings = self.ghost_ratings[payload.game]
         if isinstance(payload, rating_pb2.UnitRated):
-            self.digits_ratings[payload.player.player_id] = payload.after
+            ratings[payload.player.player_id] = payload.after
         else:
-            self.digits_ratings[payload.player_id] = payload.after
+            ratings[payload.player_id] = payload.after
 
     async def _stake_answered(self, event: Event) -> None:
         """A duel stake's hold held, or refused (its command's rejection on the ledger)."""
@@ -306,55 +335,12 @@ class Matchmaking:
         await self.send(follow_up, event.event_id, event.correlation_id)
 
     async def _to_duel(self, event: Event, match: str, duel: str) -> None:
-        """A duel game's end, with the record the duel is decided on (Digits' DigitsEnded).
-        ``started``: the player took an action in the game (DigitsEnded.acted: an answer, a
-        shop action, the shop ended, an arrangement)."""
+        """A duel game's end, as its game's ``duels.side`` records it."""
         ended: match_pb2.MatchEnded = event.payload
-        final = digits_wire.unwrapped(ended)
-        side = pb.DuelSide(over=True)
-        if isinstance(final, dg.DigitsEnded):
-            side = pb.DuelSide(
-                started=final.acted,
-                over=True,
-                forfeited=final.status == "forfeited",
-                wins=final.wins,
-                losses=final.losses,
-                margin=final.margin,
-                focus_right=final.focus_right,
-            )
+        side = duel_side(ended)
         side.player_id = self.directory.duel_player(match)
         command = pb.DuelGameEnded(match_id=match, side=side)
         follow_up = FollowUp(topics.MATCHMAKING_COMMANDS, f"duel-{duel}", f"ended:{match}", command)
-        await self.send(follow_up, event.event_id, event.correlation_id)
-
-    async def _to_ghost_store(self, event: Event) -> None:
-        """A ShopClosing becomes SaveGhost (id ``ghost:<match>:<round>``, so a redelivered event
-        files nothing twice); a voided game's ghosts are withdrawn."""
-        payload = event.payload
-        match = event.stream.removeprefix("match-")
-        command: dg.SaveGhost | dg.WithdrawGhosts
-        if isinstance(payload, dg.ShopClosing):
-            if payload.mode in NEVER_SAVED:
-                return  # the tutorial's and a trial's slates: nothing to file, no army to draw
-            command_id = save_command_id(match, payload.round)
-            command = dg.SaveGhost(
-                match_id=match,
-                closing=payload,
-                saved_ms=int(event.time.timestamp() * 1000),
-            )
-            rating = self.digits_ratings.get(payload.player_id)
-            if rating is not None:
-                command.rating = rating
-        elif isinstance(payload, dg.GameVoided):
-            command_id, command = f"void:{match}", dg.WithdrawGhosts(match_id=match)
-        else:
-            if payload.game != digits_wire.GAME:
-                return
-            match = payload.match_id
-            command_id, command = f"void:{match}", dg.WithdrawGhosts(match_id=match)
-        follow_up = FollowUp(
-            topics.MATCHMAKING_COMMANDS, ghost_stream(digits_wire.GAME), command_id, command
-        )
         await self.send(follow_up, event.event_id, event.correlation_id)
 
     async def _fire_timer(self, code: str, command_id: str, timer: pb.RoomTimer) -> None:
@@ -382,6 +368,37 @@ class Matchmaking:
 
 def _closed(state: lobby.LobbyState) -> bool:
     return isinstance(state, Room) and not state.is_open
+
+
+def duel_side(ended: match_pb2.MatchEnded) -> pb.DuelSide:
+    """A duel game's end as its game's ``duels.side`` reads it (only ``over`` for a game with no
+    duel rule, or none known)."""
+    try:
+        duels = STANDARD.find(ended.game).duels
+    except UnknownGameError:
+        duels = None
+    return duels.side(ended) if duels is not None else pb.DuelSide(over=True)
+
+
+def ghost_filings(event: Event, ratings: Mapping[str, Mapping[str, int]]) -> list[FollowUp]:
+    """What the games with a ghost store file there of one event (``ghosts.files``, each made by
+    its ``ghosts.file``): the event's match, its time and the ratings it may freeze given."""
+    match = event.stream.removeprefix("match-")
+    time_ms = int(event.time.timestamp() * 1000)
+    sent: list[FollowUp] = []
+    for module in STANDARD:
+        ghosts = module.ghosts
+        if ghosts is None or not isinstance(event.payload, ghosts.files):
+            continue
+        rated = ratings.get(module.name, {})
+        filing = ghosts.file(event.payload, match, time_ms, rated.get)
+        if filing is not None:
+            sent.append(
+                FollowUp(
+                    topics.MATCHMAKING_COMMANDS, ghosts.stream, filing.command_id, filing.command
+                )
+            )
+    return sent
 
 
 def winner_of(ended: match_pb2.MatchEnded) -> int:

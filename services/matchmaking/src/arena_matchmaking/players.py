@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from arena_games.contract import pack
-from arena_games.maths_warriors.wire import AI_LEVELS as AI_LEVEL_NAMES
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.streams import Rejection
@@ -25,6 +24,13 @@ from arena_matchmaking.ids import match_id, room_code
 from arena_matchmaking.ranked import check_ranked, refuse_ranked
 from arena_matchmaking.room_settings import MODES, checked_settings, exclusive, game_of, with_seed
 
+#: The policy an AI seat plays by when the request names none: its level's name.
+AI_LEVEL_NAMES = {
+    match_pb2.AI_LEVEL_EASY: "easy",
+    match_pb2.AI_LEVEL_MEDIUM: "medium",
+    match_pb2.AI_LEVEL_HARD: "hard",
+    match_pb2.AI_LEVEL_IMPOSSIBLE: "impossible",
+}
 NO_FREE_CODE = "no_free_code"
 
 

@@ -5,7 +5,7 @@ player who has waited longest, who takes seat 1.
 
 The queues are the registry's: a game has one per mode (``GameModule.modes``) when its match is
 two people paired (``SeatPlan``: two seats, both people may take): Maths Warriors and the Maze.
-Matrix Games (eight seats) and Digits (one) are played from rooms or their own flows.
+A game of more seats, or of one, is played from rooms or its own flows.
 """
 
 from __future__ import annotations

@@ -10,32 +10,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arena_games.contract import Seat, SeatKind, SeatPlan, pack
+from arena_games.contract import Ghosts, Seat, SeatKind, SeatPlan, pack
 from arena_games.credits import command_to_proto
-from arena_games.digits import wire as digits_wire
-from arena_games.digits.duels import DuelOutcome, settle_stakes, stake_hold_id
-from arena_games.proto_gen.arena.games.digits.v1 import digits_pb2 as dg
+from arena_games.registry import STANDARD, UnknownGameError
+from arena_games.stakes import DuelOutcome, settle_stakes, stake_hold_id
 from arena_runtime import topics
 from arena_runtime.envelope import Command
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.proto_gen.arena.v1 import match_pb2, rating_pb2
 from arena_runtime.schemas.rating import credits_stream
 from arena_runtime.streams import Answer
+from google.protobuf.any_pb2 import Any as AnyMessage
 from google.protobuf.message import Message
 
 from arena_matchmaking.duels import DUEL_PREFIX
 from arena_matchmaking.errors import LobbyErrorCode
-from arena_matchmaking.ghosts import army_command_id, ghost_stream
+from arena_matchmaking.ghosts import GHOSTS_PREFIX
 from arena_matchmaking.ids import match_stream, player_stream, queue_of, room_stream
+from arena_matchmaking.players import AI_LEVEL_NAMES
 from arena_matchmaking.room_settings import default_settings, game_of, side_by_side
 from arena_matchmaking.rooms import ALL_ENDED, player_game
 
-AI_NAMES = {
-    match_pb2.AI_LEVEL_EASY: "easy",
-    match_pb2.AI_LEVEL_MEDIUM: "medium",
-    match_pb2.AI_LEVEL_HARD: "hard",
-    match_pb2.AI_LEVEL_IMPOSSIBLE: "impossible",
-}
+AI_NAMES = AI_LEVEL_NAMES
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +44,30 @@ class FollowUp:
     payload: Message
 
 
-def follow_ups(command: Command, answer: Answer) -> list[FollowUp]:
+def follow_ups(command: Command, answer: Answer, game: str = "") -> list[FollowUp]:
+    """``game``: the game of the command's stream (a room's or a duel's; "" if none), whose
+    ghost store a room's close or a duel's draw goes to."""
     if answer.rejection is not None:
         return _after_rejection(command, answer.rejection.code)
     sent: list[FollowUp] = []
     for event in answer.events:
-        sent.extend(_after_event(event.payload, command.stream))
+        sent.extend(_after_event(event.payload, command.stream, game))
     return sent
+
+
+def ghosts_of(game: str) -> Ghosts | None:
+    """The ghost store of ``game`` (its ``GameModule.ghosts``), or None: none, or no such game."""
+    try:
+        return STANDARD.find(game).ghosts
+    except UnknownGameError:
+        return None
+
+
+def _to_store(ghosts: Ghosts | None, command_id: str, command: Message | None) -> list[FollowUp]:
+    """A command a game's hook made for its ghost store (none: nothing to send)."""
+    if ghosts is None or command is None:
+        return []
+    return [FollowUp(topics.MATCHMAKING_COMMANDS, ghosts.stream, command_id, command)]
 
 
 def _after_rejection(command: Command, code: str) -> list[FollowUp]:
@@ -72,7 +85,9 @@ def _after_rejection(command: Command, code: str) -> list[FollowUp]:
     return []
 
 
-def _after_event(event: Message, stream: str) -> list[FollowUp]:
+def _after_event(event: Message, stream: str, game: str) -> list[FollowUp]:
+    if stream.startswith(GHOSTS_PREFIX):
+        return _after_drawing(event, stream)
     match event:
         case pb.RoomRequested():
             return [
@@ -92,34 +107,18 @@ def _after_event(event: Message, stream: str) -> list[FollowUp]:
         case pb.RoomMatchStarted() if side_by_side(event.settings):
             return _side_by_side(event)
         case pb.RoomMatchFinished() if event.reason == ALL_ENDED:
-            # A side-by-side room's games are over: its pool leaves the ghost store.
+            # A side-by-side room's games are over: what its game's store keeps of it goes.
+            ghosts = ghosts_of(game)
             code = stream.removeprefix("room-")
-            return [
-                FollowUp(
-                    topics.MATCHMAKING_COMMANDS,
-                    ghost_stream(digits_wire.GAME),
-                    f"close:{event.match_id}",
-                    dg.WithdrawGhosts(room_code=code),
-                )
-            ]
+            closed = ghosts.close_room(code) if ghosts is not None else None
+            return _to_store(ghosts, f"close:{event.match_id}", closed)
         case pb.RoomGameStarted():
             code = stream.removeprefix("room-")
             sent = [_create_match(event.match_id, [_human(event.player)], event.settings, code)]
-            if event.settings.game == digits_wire.GAME:
-                seated = dg.SeatGhostRoom(
-                    room_code=code,
-                    players=event.players,
-                    match_ids=event.match_ids,
-                    missed=event.missed,
-                )
-                sent.append(
-                    FollowUp(
-                        topics.MATCHMAKING_COMMANDS,
-                        ghost_stream(digits_wire.GAME),
-                        f"room:{event.match_id}",
-                        seated,
-                    )
-                )
+            ghosts = ghosts_of(event.settings.game)
+            if ghosts is not None:
+                seated = ghosts.seat_room(code, event.players, event.match_ids, event.missed)
+                sent.extend(_to_store(ghosts, f"room:{event.match_id}", seated))
             return sent
         case pb.RoomMatchStarted():
             plan = game_of(event.settings).seats
@@ -157,22 +156,12 @@ def _after_event(event: Message, stream: str) -> list[FollowUp]:
                 for player in event.players
             ]
         case pb.DuelAccepted():
-            return [_draw_duel(stream.removeprefix(DUEL_PREFIX), event.players)]
+            return _draw_duel(stream.removeprefix(DUEL_PREFIX), event.players, game)
         case pb.DuelStakeHeld() if event.all_held:
             duel = stream.removeprefix(DUEL_PREFIX)
-            return [_draw_duel(duel, event.players)]
+            return _draw_duel(duel, event.players, game)
         case pb.DuelSettled():
             return _settle(stream.removeprefix(DUEL_PREFIX), event)
-        case dg.DuelArmiesDrawn():
-            armies = pack(dg.DigitsSettings(opponents=event.armies))
-            return [
-                FollowUp(
-                    topics.MATCHMAKING_COMMANDS,
-                    f"{DUEL_PREFIX}{event.duel_id}",
-                    f"start:{event.duel_id}",
-                    pb.StartDuel(settings=armies),
-                )
-            ]
         case pb.DuelStarted():
             room = pb.RoomSettings(
                 game=event.game, mode=match_pb2.MATCH_MODE_DUEL, settings=event.settings
@@ -181,30 +170,52 @@ def _after_event(event: Message, stream: str) -> list[FollowUp]:
                 _create_match(game, [_human(p)], room, "")
                 for game, p in zip(event.match_ids, event.players, strict=True)
             ]
-        case dg.ArmyDrawn():
-            # The ghost store's army for the round whose shop closed: a seat-0 command.
-            return [
-                FollowUp(
-                    topics.MATCH_COMMANDS,
-                    match_stream(event.match_id),
-                    army_command_id(event.match_id, event.round),
-                    dg.DrawArmy(round=event.round, army=event.army),
-                )
-            ]
     return []
+
+
+def _after_drawing(event: Message, stream: str) -> list[FollowUp]:
+    """A ghost store's event: an army drawn for a match (a seat-0 command to it), or a duel's
+    armies (which start the duel), as the store's game reads it."""
+    module = STANDARD.ghost_store(stream)
+    ghosts = module.ghosts if module is not None else None
+    if ghosts is None:
+        return []
+    army = ghosts.army(event)
+    if army is not None:
+        match, filing = army
+        return [
+            FollowUp(topics.MATCH_COMMANDS, match_stream(match), filing.command_id, filing.command)
+        ]
+    drawn = ghosts.duel_armies(event)
+    if drawn is not None:
+        duel, armies = drawn
+        return [_start_duel(duel, armies)]
+    return []
+
+
+def _start_duel(duel: str, settings: AnyMessage) -> FollowUp:
+    return FollowUp(
+        topics.MATCHMAKING_COMMANDS,
+        f"{DUEL_PREFIX}{duel}",
+        f"start:{duel}",
+        pb.StartDuel(settings=settings),
+    )
 
 
 def stake_command_id(duel: str, player: str) -> str:
     return f"hold:{duel}:{player}"
 
 
-def _draw_duel(duel: str, players: Sequence[str]) -> FollowUp:
-    return FollowUp(
-        topics.MATCHMAKING_COMMANDS,
-        ghost_stream(digits_wire.GAME),
-        f"draw:{duel}",
-        dg.DrawDuel(duel_id=duel, players=players),
-    )
+def _draw_duel(duel: str, players: Sequence[str], game: str) -> list[FollowUp]:
+    """A duel's armies, drawn by its game's ghost store; a game that keeps none starts the
+    duel with its settings as offered."""
+    ghosts = ghosts_of(game)
+    if ghosts is None:
+        try:
+            return [_start_duel(duel, pack(STANDARD.find(game).wire.settings()))]
+        except UnknownGameError:
+            return []
+    return _to_store(ghosts, f"draw:{duel}", ghosts.draw_duel(duel, players))
 
 
 def _settle(duel: str, settled: pb.DuelSettled) -> list[FollowUp]:
@@ -230,23 +241,18 @@ def _settle(duel: str, settled: pb.DuelSettled) -> list[FollowUp]:
 
 def _side_by_side(event: pb.RoomMatchStarted) -> list[FollowUp]:
     """A side-by-side room's start: each player's own game, with the room's settings; and, for
-    a game with a ghost store (Digits), the room's players and games, whom its armies are drawn
-    for."""
+    a game with a ghost store, what its ``seat_room`` files there (the room's players and games,
+    whom its armies are drawn for)."""
     games = [player_game(event.match_id, p.player_id) for p in event.seats]
     sent = [
         _create_match(game, [_human(p)], event.settings, event.code)
         for game, p in zip(games, event.seats, strict=True)
     ]
-    if event.settings.game == digits_wire.GAME:
+    ghosts = ghosts_of(event.settings.game)
+    if ghosts is not None:
         players = [p.player_id for p in event.seats]
-        sent.append(
-            FollowUp(
-                topics.MATCHMAKING_COMMANDS,
-                ghost_stream(digits_wire.GAME),
-                f"room:{event.match_id}",
-                dg.SeatGhostRoom(room_code=event.code, players=players, match_ids=games),
-            )
-        )
+        seated = ghosts.seat_room(event.code, players, games, ())
+        sent.extend(_to_store(ghosts, f"room:{event.match_id}", seated))
     return sent
 
 

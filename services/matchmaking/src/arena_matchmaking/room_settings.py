@@ -23,7 +23,7 @@ from arena_matchmaking.errors import LobbyError, LobbyErrorCode
 
 #: The game of settings that name none (every record written before the game seam).
 DEFAULT_GAME = "maths-warriors"
-#: Every mode by its number (a game's own modes too: Digits' daily, room, duel, ...).
+#: Every mode by its number (a game's own modes too: daily, room, duel, ...).
 MODES = MODE_NAMES
 #: A drawn seed is a non-negative int63 (inside every game's seed range).
 SEED_BITS = 63
@@ -86,7 +86,7 @@ def with_seed(settings: pb.RoomSettings, draw_id: str) -> pb.RoomSettings:
 
 
 def side_by_side(settings: pb.RoomSettings) -> bool:
-    """A room of a one-seat game in mode room (Digits): each player plays a game of their own,
+    """A room of a one-seat game in mode room: each player plays a game of their own,
     started together, and the room's players meet each other's armies."""
     return MODES.get(settings.mode) == "room" and game_of(settings).seats.seats == 1
 

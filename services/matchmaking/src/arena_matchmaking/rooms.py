@@ -34,7 +34,7 @@ from arena_matchmaking.room_settings import exclusive, game_of, side_by_side
 
 #: Seats of a room whose settings say none (a record written before the game seam).
 LEGACY_SEATS = 2
-#: A side-by-side room (a one-seat game in mode room, e.g. Digits): 2 to 8 players, each with a
+#: A side-by-side room (a one-seat game in mode room): 2 to 8 players, each with a
 #: game of their own started together.
 SIDE_BY_SIDE_PLAYERS = 8
 SIDE_BY_SIDE_MIN = 2
@@ -485,8 +485,8 @@ def _game_ended(room: Room, command: pb.RoomMatchEnded) -> list[Message]:
 
 
 def guests_welcome(settings: pb.RoomSettings, player: Player) -> bool:
-    """A guest joins unless the game's settings have ``guests_allowed`` and it is off (Digits'
-    rooms: the host's choice)."""
+    """A guest joins unless the game's settings have ``guests_allowed`` and it is off (the
+    host's choice)."""
     if player.kind != pb.PLAYER_KIND_GUEST or not settings.HasField("settings"):
         return True
     played = game_of(settings).wire.settings()

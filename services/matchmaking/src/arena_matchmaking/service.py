@@ -24,8 +24,8 @@ from arena_matchmaking.matchmaking import Matchmaking
 from arena_matchmaking.worker import CommandWorker
 
 NAME = "matchmaking"
-#: Finished matches (rooms), Digits' shops closing (the ghost store) and Digits ratings (what
-#: its ghosts are frozen with).
+#: Finished matches (rooms), what games file in their ghost stores (``ghosts.files``) and the
+#: ratings of those games (what their ghosts are frozen with).
 EVENTS = (topics.MATCH_EVENTS, topics.RATING_EVENTS)
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from arena_engine.digits.status import MODES
 
-from arena_games.contract import GameModule, Ghosts, SeatKind, SeatPlan
+from arena_games.contract import Duels, GameModule, Ghosts, SeatKind, SeatPlan
+from arena_games.digits import duels, ghost_log
 from arena_games.digits.boards import BOARDS
 from arena_games.digits.bot import bot
 from arena_games.digits.client import DigitsClient
@@ -50,5 +51,13 @@ MODULE: GameModule[DigitsMatch] = GameModule(
         stream=GHOST_STREAM,
         sharing=lambda player_id, sharing: pb.SetGhostSharing(player_id=player_id, sharing=sharing),
         store=STORE,
+        files=ghost_log.FILES,
+        file=ghost_log.file,
+        seat_room=ghost_log.seat_room,
+        close_room=ghost_log.close_room,
+        draw_duel=ghost_log.draw_duel,
+        army=ghost_log.army,
+        duel_armies=ghost_log.duel_armies,
     ),
+    duels=Duels(side=duels.side, outcome=duels.outcome),
 )

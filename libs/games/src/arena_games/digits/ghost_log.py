@@ -19,13 +19,15 @@ never builds an index per event, and a fold the runner puts back after a lost ra
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from arena_runtime.proto_gen.arena.v1 import rating_pb2
 from arena_runtime.streams import Rejection
+from google.protobuf.any_pb2 import Any as AnyMessage
 from google.protobuf.message import Message
 
-from arena_games.contract import GameError
+from arena_games.contract import Filing, GameError, pack
 from arena_games.digits import ghost_store as gs
 from arena_games.digits import wire
 from arena_games.proto_gen.arena.games.digits.v1 import digits_pb2 as dg
@@ -243,3 +245,63 @@ class GhostLogStore:
 
 
 STORE = GhostLogStore()
+
+
+# -- what matchmaking sends for the store (the hooks of the module's Ghosts) -----------------
+
+#: The events filed in the store: a shop's close (a slate), a voided game (its slates go).
+FILES: tuple[type[Message], ...] = (dg.ShopClosing, dg.GameVoided, rating_pb2.MatchVoided)
+
+
+def file(
+    event: Message, match_id: str, time_ms: int, rating: Callable[[str], int | None]
+) -> Filing | None:
+    """A ShopClosing becomes SaveGhost (id ``ghost:<match>:<round>``, so a redelivered event
+    files nothing twice), frozen with its owner's ladder rating if they have one; a voided
+    game's ghosts are withdrawn (``void:<match>``)."""
+    if isinstance(event, dg.ShopClosing):
+        if event.mode in gs.NEVER_SAVED:
+            return None  # the tutorial's and a trial's slates: nothing to file, no army to draw
+        save = dg.SaveGhost(match_id=match_id, closing=event, saved_ms=time_ms)
+        rated = rating(event.player_id)
+        if rated is not None:
+            save.rating = rated
+        return Filing(save_command_id(match_id, event.round), save)
+    if isinstance(event, dg.GameVoided):
+        return Filing(f"void:{match_id}", dg.WithdrawGhosts(match_id=match_id))
+    if isinstance(event, rating_pb2.MatchVoided) and event.game == wire.GAME:
+        return Filing(f"void:{event.match_id}", dg.WithdrawGhosts(match_id=event.match_id))
+    return None
+
+
+def seat_room(
+    room_code: str, players: Sequence[str], match_ids: Sequence[str], missed: Sequence[int]
+) -> Message:
+    """A side-by-side room's players and games, whom the room's armies are drawn for."""
+    return dg.SeatGhostRoom(
+        room_code=room_code, players=players, match_ids=match_ids, missed=missed
+    )
+
+
+def close_room(room_code: str) -> Message:
+    """A side-by-side room is over: its pool leaves the store."""
+    return dg.WithdrawGhosts(room_code=room_code)
+
+
+def draw_duel(duel_id: str, players: Sequence[str]) -> Message:
+    return dg.DrawDuel(duel_id=duel_id, players=players)
+
+
+def army(event: Message) -> tuple[str, Filing] | None:
+    """The store's army for the round whose shop closed (ArmyDrawn): DrawArmy to the match."""
+    if not isinstance(event, dg.ArmyDrawn):
+        return None
+    draw = dg.DrawArmy(round=event.round, army=event.army)
+    return event.match_id, Filing(army_command_id(event.match_id, event.round), draw)
+
+
+def duel_armies(event: Message) -> tuple[str, AnyMessage] | None:
+    """A duel's armies (DuelArmiesDrawn), as the settings both games add."""
+    if not isinstance(event, dg.DuelArmiesDrawn):
+        return None
+    return event.duel_id, pack(dg.DigitsSettings(opponents=event.armies))
