@@ -109,7 +109,7 @@ def test_casual_games_and_ranked_games_against_the_ai_are_recorded_unrated() -> 
     assert isinstance(casual, pb.MatchRecorded) and casual.unrated_reason == "casual"
     assert isinstance(against_ai, pb.MatchRecorded) and against_ai.unrated_reason == "ai_seat"
     assert state.ratings == {}
-    assert state.recorded == {"m1", "m2"}
+    assert state.recorded.keys() == {"m1", "m2"}
 
 
 def test_a_match_is_never_recorded_twice() -> None:
@@ -141,7 +141,7 @@ def test_bad_requests_are_refused_with_a_code_and_change_nothing(
     state = ladder.initial(LADDER)
     (refused,) = play(state, bad)
     assert isinstance(refused, Rejection) and refused.code == code
-    assert state.ratings == {} and state.recorded == set()
+    assert state.ratings == {} and state.recorded == {}
 
 
 async def test_the_runner_rates_a_command_once_and_the_fold_of_the_log_is_the_live_ladder(

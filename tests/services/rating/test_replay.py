@@ -28,6 +28,7 @@ from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
 from arena_runtime.readmodels import queries
 from arena_runtime.readmodels.tables import rating_players
 from arena_runtime.schemas.rating import ladder_stream
+from arena_runtime.snapshots import SnapshotStore
 from arena_runtime.sql import engine_from_settings, session_factory
 from arena_runtime.sql.rebuild import runners
 from arena_runtime.streams import fold
@@ -162,6 +163,12 @@ async def check_replay(settings: Settings, count: int, monkeypatch: pytest.Monke
         assert [e.sequence for e in ladder_events] == list(range(1, count + 1))
         folded, _ = fold(ladder.initial(LADDER), ladder.apply, ladder_events)
         assert folded == state
+        # The service snapshotted the ladder's partition as it went (after each replay, at each
+        # graceful stop): the newest snapshot plus the tail holds what the full replay holds.
+        resumed, replayed = ladder_runner(log), ladder_runner(log)
+        _, used = await resumed.gain_partition(partition, SnapshotStore(log, topics.RATING_EVENTS))
+        await replayed.catch_up_partition(partition)
+        assert used and resumed.view(LADDER) == replayed.view(LADDER)
         # Each rated game is the engine's Elo on the ratings before it; winners are the logged ones.
         winners = {
             events[0].payload.match_id: events[-1].payload.winner_player_id for events in streams

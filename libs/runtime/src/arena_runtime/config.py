@@ -264,6 +264,12 @@ class Settings(BaseSettings):
         description="How often the match service snapshots each partition it owns that moved "
         "(0: only at a graceful stop).",
     )
+    rating_snapshot_seconds: float = Field(
+        30,
+        ge=0,
+        description="How often the rating service snapshots each ladder partition it owns that "
+        "moved (0: only at a graceful stop and after a replay).",
+    )
     # -- matchmaking service (docs/online-play.md) -----------------------------------------
     room_cap: int = Field(
         10_000, ge=1, description="Most rooms open at once (waiting, playing or finished)."

@@ -6,6 +6,10 @@ A snapshot of one partition of an event topic says what a runner holds at one lo
 * **Resting streams** — those the service has put to rest (``SnapshotPolicy.at_rest``: a match
   finished and evicted from memory) and that hold no answers — are kept as their stream id,
   sequence and last batch id only; a resumed runner gives them the service's rest state.
+* **Streams whose state the service encodes** (``SnapshotPolicy.encode``/``decode``: a ladder,
+  whose history is the bulk of its partition and whose state is small) are kept as their state,
+  encoded by the service, with their sequence, last batch id and the events of the answers the
+  runner holds for them (so a command delivered again is answered as before, not decided again).
 * **Every other stream** is kept as its own records (the event envelopes as logged, with their
   offsets), from its first record up to ``position``. A resumed runner folds them with its own
   ``apply``, so the state, the answered command ids and the timers come out exactly as a full
@@ -49,8 +53,11 @@ from arena_runtime.eventlog.base import (
 
 S = TypeVar("S")
 
-#: The format of the snapshot records; a snapshot of another format is ignored (replay).
-FORMAT = 1
+#: The format of the snapshot records: 1, streams as records and resting streams; 2, also
+#: encoded states. A snapshot is written in the lowest format that holds it (one without states
+#: stays readable by code that knows only 1); one of a format not in READABLE is ignored (replay).
+FORMAT = 2
+READABLE = (1, 2)
 MAGIC = b"ASNP"
 #: Largest chunk value (brokers refuse records over about 1 MB by default).
 CHUNK_BYTES = 256 * 1024
@@ -83,6 +90,13 @@ class SnapshotPolicy(Generic[S]):
     version: str
     at_rest: Callable[[S], bool] | None = None
     rest: Callable[[str], S] | None = None
+    #: ``encode(state)`` and ``decode(stream, data)``: a stream not at rest whose state
+    #: ``encode`` encodes (None: it does not) is kept as that (and its kept answers' events)
+    #: rather than as its records. ``decode`` raises
+    #: (any exception) on data it cannot read: the snapshot is then ignored (replay). The
+    #: encoding is the service's: change ``version`` when it or ``apply`` changes meaning.
+    encode: Callable[[S], bytes | None] | None = None
+    decode: Callable[[str, bytes], S] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +117,13 @@ class PartitionSnapshot:
     records: tuple[tuple[int, bytes], ...]
     #: When it was taken (Unix ms).
     taken_ms: int
+    #: (stream, sequence, batch id, encoded state, encoded events of its kept answers) of each
+    #: stream kept as its state (``SnapshotPolicy.encode``).
+    states: tuple[tuple[str, int, str, bytes, tuple[bytes, ...]], ...] = ()
+
+    @property
+    def format(self) -> int:
+        return 2 if self.states else 1
 
     def encode(self) -> bytes:
         meta = {
@@ -116,9 +137,15 @@ class PartitionSnapshot:
             "resting": self.resting,
             "offsets": [offset for offset, _ in self.records],
         }
+        if self.states:
+            meta["states"] = [[s, q, b, len(answers)] for s, q, b, _, answers in self.states]
         head = json.dumps(meta, separators=(",", ":")).encode()
         parts = [struct.pack(">I", len(head)), head]
-        for _, value in self.records:
+        values = [value for _, value in self.records]
+        for _, _, _, state, answers in self.states:
+            values.append(state)
+            values.extend(answers)
+        for value in values:
             parts.append(struct.pack(">I", len(value)))
             parts.append(value)
         return zlib.compress(b"".join(parts), 1)
@@ -137,13 +164,24 @@ class PartitionSnapshot:
         (length,) = struct.unpack_from(">I", data, 0)
         meta = json.loads(data[4 : 4 + length])
         at = 4 + length
+        kept = [(str(s), int(q), str(b), int(n)) for s, q, b, n in meta.get("states", [])]
         values = []
-        for _ in meta["offsets"]:
+        for _ in range(len(meta["offsets"]) + sum(1 + n for *_, n in kept)):
             (size,) = struct.unpack_from(">I", data, at)
+            if at + 4 + size > len(data):
+                raise ValueError("a value runs past the snapshot's end")
             values.append(data[at + 4 : at + 4 + size])
             at += 4 + size
         if at != len(data):
             raise ValueError("trailing bytes after the snapshot's records")
+        records = values[: len(meta["offsets"])]
+        rest = iter(values[len(meta["offsets"]) :])
+        states = []
+        for stream, sequence, batch_id, count in kept:
+            state = next(rest)
+            states.append(
+                (stream, sequence, batch_id, state, tuple(next(rest) for _ in range(count)))
+            )
         return cls(
             topic=str(meta["topic"]),
             partition=int(meta["partition"]),
@@ -152,8 +190,9 @@ class PartitionSnapshot:
             position=int(meta["position"]),
             check=int(meta["check"]),
             resting=tuple((str(s), int(q), str(b)) for s, q, b in meta["resting"]),
-            records=tuple(zip((int(o) for o in meta["offsets"]), values, strict=True)),
+            records=tuple(zip((int(o) for o in meta["offsets"]), records, strict=True)),
             taken_ms=int(meta["taken_ms"]),
+            states=tuple(states),
         )
 
 
@@ -184,7 +223,8 @@ class SnapshotStore:
         snapshot_id = uuid.uuid4().bytes
         records = [
             OutgoingRecord(
-                value=_HEADER.pack(MAGIC, FORMAT, snapshot_id, index, len(pieces), crc) + piece,
+                value=_HEADER.pack(MAGIC, snapshot.format, snapshot_id, index, len(pieces), crc)
+                + piece,
                 key=f"{snapshot.partition}:{index}".encode(),
                 partition=snapshot.partition,
             )
@@ -235,7 +275,7 @@ def _parse_header(value: bytes) -> tuple[bytes, int, int, int] | None:
     if len(value) < _HEADER.size:
         return None
     magic, fmt, snapshot_id, index, count, crc = _HEADER.unpack_from(value, 0)
-    if magic != MAGIC or fmt != FORMAT:
+    if magic != MAGIC or fmt not in READABLE:
         return None
     return snapshot_id, index, count, crc
 

@@ -442,6 +442,8 @@ class StreamRunner(Generic[S]):
             position = self._next_offset[partition]
             resting: list[tuple[str, int, str]] = []
             live: set[str] = set()
+            states: list[tuple[str, int, str, bytes, tuple[bytes, ...]]] = []
+            encode = policy.encode if policy is not None else None
             start = position
             for stream, view in self._streams.items():
                 if partition_for(stream.encode(), count) != partition:
@@ -455,6 +457,15 @@ class StreamRunner(Generic[S]):
                     resting.append((stream, view.sequence, view.batch_id))
                     self._rest_base[stream] = (view.sequence, view.batch_id)
                     self._first_offset.pop(stream, None)
+                elif encode is not None and (kept := encode(view.state)) is not None:
+                    # Its state, not its history; with its answers' events, so that a command
+                    # delivered again is answered as before.
+                    answered = tuple(
+                        self.codec.encode_event(event)
+                        for answer in view.answers.values()
+                        for event in answer.events
+                    )
+                    states.append((stream, view.sequence, view.batch_id, kept, answered))
                 else:
                     base = self._rest_base.get(stream)
                     if base is not None:  # back from rest: the rest, then its records since
@@ -486,6 +497,7 @@ class StreamRunner(Generic[S]):
             resting=tuple(sorted(resting)),
             records=tuple(records),
             taken_ms=now_ms(),
+            states=tuple(sorted(states)),
         )
 
     async def resume_partition(self, partition: int, snapshot: PartitionSnapshot) -> bool:
@@ -508,6 +520,20 @@ class StreamRunner(Generic[S]):
             return False
         if snapshot.resting and (policy is None or policy.rest is None):
             return False
+        kept: list[StreamView[S]] = []
+        if snapshot.states:
+            decode = policy.decode if policy is not None else None
+            if decode is None:
+                return False
+            try:  # every state decoded before anything changes: a bad one means a replay
+                for stream, sequence, batch_id, state, answered in snapshot.states:
+                    view = StreamView(stream, decode(stream, state), sequence, {}, batch_id)
+                    for value in answered:
+                        _note_answer(view, self.codec.decode_event(value))
+                    kept.append(view)
+            except Exception:
+                log.warning("snapshot state unreadable; replaying", topic=self.topic, exc_info=True)
+                return False
         async with self._lock(partition):
             if partition in self._next_offset or any(
                 partition_for(stream.encode(), count) == partition for stream in self._streams
@@ -521,6 +547,8 @@ class StreamRunner(Generic[S]):
                 and await self._check_at(partition, snapshot.position) != snapshot.check
             ):
                 return False
+            for view in kept:
+                self._streams[view.stream] = view
             rest = policy.rest if policy is not None else None
             for stream, sequence, batch_id in snapshot.resting:
                 assert rest is not None
@@ -771,17 +799,19 @@ class StreamRunner(Generic[S]):
             metrics.STREAM_EVENTS_IGNORED.labels(self.topic).inc()
             return
         view.sequence, view.batch_id = event.sequence, event.batch_id
-        if event.type == REJECTED_TYPE:
-            rejected = event.payload
-            view.answers[rejected.command_id] = Answer(
-                rejected.command_id,
-                event.stream,
-                (event,),
-                Rejection(rejected.code, rejected.message),
-            )
-            return
-        view.state = self.apply(view.state, event)
-        if event.causation_id:
-            previous = view.answers.get(event.causation_id)
-            caused = (*previous.events, event) if previous is not None else (event,)
-            view.answers[event.causation_id] = Answer(event.causation_id, event.stream, caused)
+        if event.type != REJECTED_TYPE:
+            view.state = self.apply(view.state, event)
+        _note_answer(view, event)
+
+
+def _note_answer(view: StreamView[Any], event: Event) -> None:
+    """Add an applied event (or a rejection) to the answer of the command that caused it."""
+    if event.type == REJECTED_TYPE:
+        rejected = event.payload
+        view.answers[rejected.command_id] = Answer(
+            rejected.command_id, event.stream, (event,), Rejection(rejected.code, rejected.message)
+        )
+    elif event.causation_id:
+        previous = view.answers.get(event.causation_id)
+        caused = (*previous.events, event) if previous is not None else (event,)
+        view.answers[event.causation_id] = Answer(event.causation_id, event.stream, caused)

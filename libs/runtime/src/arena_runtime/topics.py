@@ -22,6 +22,8 @@ ACCOUNTS_EVENTS = "arena.accounts.events"
 MATCH_VIEWS = "arena.match.views"
 #: Compacted: the newest snapshot of each partition of arena.match.events (arena_runtime.snapshots).
 MATCH_SNAPSHOTS = "arena.match.snapshots"
+#: Compacted: the newest snapshot of each partition of arena.rating.events (the ladders' states).
+RATING_SNAPSHOTS = "arena.rating.snapshots"
 
 COMMANDS = (MATCH_COMMANDS, MATCHMAKING_COMMANDS, RATING_COMMANDS, ACCOUNTS_COMMANDS)
 #: The topics analysts read: every fact the system knows.
@@ -31,7 +33,7 @@ VIEWS = (MATCH_VIEWS,)
 VIEWS_RETENTION_MS = 24 * 3600 * 1000
 ALL = (*COMMANDS, *EVENTS, *VIEWS)
 #: Snapshot topics: compacted, one per event topic whose runner snapshots its partitions.
-SNAPSHOTS = (MATCH_SNAPSHOTS,)
+SNAPSHOTS = (MATCH_SNAPSHOTS, RATING_SNAPSHOTS)
 
 
 async def ensure_topics(log: EventLog, partitions: int) -> None:

@@ -16,6 +16,9 @@ the same.
 
 from __future__ import annotations
 
+import base64
+import json
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +42,12 @@ from google.protobuf.message import Message
 
 MODES = frozenset({RANKED, CASUAL})
 MAX_ID_LENGTH = 200
+#: How long after the newest recorded match's end a match id is remembered: a result ending
+#: longer before that is refused (``too_late``), so no id older than this is needed to refuse a
+#: match twice. A week: far beyond any outage the result reader catches up from, and beyond the
+#: consumer-group offsets a broker keeps (``offsets.retention.minutes``, 7 days), after which a
+#: reset group would send every match of ``arena.match.events`` again.
+RECORDED_WINDOW_MS = 7 * 24 * 3600 * 1000
 #: Why a match of a ladder without Elo changes no rating.
 STATISTICS = "statistics"
 
@@ -50,6 +59,7 @@ INVALID_REASON = "invalid_reason"
 INVALID_PLAYERS = "invalid_players"
 SAME_PLAYER = "same_player"
 ALREADY_RECORDED = "already_recorded"
+TOO_LATE = "too_late"
 UNKNOWN_COMMAND = "unknown_command"
 NOT_PER_UNIT = "not_per_unit"
 INVALID_UNIT = "invalid_unit"
@@ -74,7 +84,12 @@ class Ladder:
 
     game: str
     ratings: dict[str, int] = field(default_factory=dict)
-    recorded: set[str] = field(default_factory=set)
+    #: The match ids recorded whose match ended within ``RECORDED_WINDOW_MS`` of ``newest_ms``
+    #: (the newest end recorded), each with its end (Unix ms), in the order recorded.
+    recorded: dict[str, int] = field(default_factory=dict)
+    newest_ms: int = 0
+    #: ``recorded`` in the order recorded, (end, id): the oldest ids go from the front.
+    order: deque[tuple[int, str]] = field(default_factory=deque, compare=False, repr=False)
     #: The game module whose ladder this is (None: no registered game has this ladder).
     module: GameModule[Any] | None = field(default=None, compare=False, repr=False)
     #: A per-unit ladder (``ratings.units``): each player's standing, the rated units, the
@@ -96,6 +111,25 @@ class Ladder:
     def rating(self, player_id: str) -> int:
         start = self.module.ratings.start if self.module is not None else 0
         return self.ratings.get(player_id, start)
+
+    def horizon(self) -> int:
+        """A match that ended before this (Unix ms) is refused: its id may be forgotten."""
+        return self.newest_ms - RECORDED_WINDOW_MS
+
+    def remember(self, match_id: str, ended_at_ms: int) -> None:
+        """Note a recorded match; forget those that ended before the horizon (a match that
+        ended before it is refused whether it was recorded or not, so none is rated twice)."""
+        if match_id not in self.recorded:
+            self.recorded[match_id] = ended_at_ms
+            self.order.append((ended_at_ms, match_id))
+        self.newest_ms = max(self.newest_ms, ended_at_ms)
+        horizon = self.horizon()
+        # From the front only (amortised O(1)): an id recorded late stays until those before it
+        # go, which keeps more than needed, never less.
+        while self.order and self.order[0][0] < horizon:
+            ended, gone = self.order.popleft()
+            if self.recorded.get(gone) == ended:
+                del self.recorded[gone]
 
 
 def module_of_ladder(name: str, registry: Registry = STANDARD) -> GameModule[Any] | None:
@@ -149,6 +183,10 @@ def check(ladder: Ladder, request: pb.RateMatch) -> Rejection | None:
         return refused
     if request.match_id in ladder.recorded:
         return Rejection(ALREADY_RECORDED, f"match {request.match_id} is already on the ladder")
+    if request.ended_at_ms < ladder.horizon():
+        return Rejection(
+            TOO_LATE, f"match {request.match_id} ended more than a week before the newest one"
+        )
     return None
 
 
@@ -318,9 +356,9 @@ def apply(ladder: Ladder, event: Event) -> Ladder:
         rated: pb.MatchRated = as_v2(payload)  # type: ignore[assignment]
         for seat in rated.seats:
             ladder.ratings[seat.player.player_id] = seat.after
-        ladder.recorded.add(payload.match_id)
+        ladder.remember(payload.match_id, payload.ended_at_ms)
     elif isinstance(payload, pb.MatchRecorded):
-        ladder.recorded.add(payload.match_id)
+        ladder.remember(payload.match_id, payload.ended_at_ms)
         _count_finished(ladder, as_v2(payload))  # type: ignore[arg-type]
     elif isinstance(payload, pb.MatchVoided):
         ladder.voided.add(payload.match_id)
@@ -370,3 +408,65 @@ def _count_finished(ladder: Ladder, recorded: pb.MatchRecorded) -> None:
         if seat.kind == match_pb2.SEAT_KIND_HUMAN:
             players = ladder.counted.setdefault(season, {})
             players.setdefault(seat.player_id, set()).add(recorded.match_id)
+
+
+# -- snapshots (arena_runtime.snapshots): a ladder kept as its state, not its history ---------
+
+#: The meaning of an encoded ladder: change it when ``apply`` or ``encode`` changes meaning (a
+#: snapshot of another version is ignored and the ladder replayed from the log).
+SNAPSHOT_VERSION = "ladder-1"
+_HISTORY = {"UnitRated": pb.UnitRated, "SeasonReset": pb.SeasonReset}
+
+
+def encode(ladder: Ladder) -> bytes:
+    """The ladder as JSON (everything ``apply`` folds; the module is found again by name)."""
+    history = []
+    for message in ladder.history:
+        name = type(message).__name__
+        if name not in _HISTORY:
+            raise TypeError(f"a ladder's history holds no {name}")
+        history.append([name, base64.b64encode(message.SerializeToString()).decode()])
+    data = {
+        "game": ladder.game,
+        "ratings": ladder.ratings,
+        "recorded": [[match_id, ended] for ended, match_id in ladder.order],
+        "newest_ms": ladder.newest_ms,
+        "standings": {p: [s.rating, s.season, s.season_units] for p, s in ladder.standings.items()},
+        "units": sorted(ladder.units),
+        "voided": sorted(ladder.voided),
+        "history": history,
+        "lines": [[s, p, *line] for (s, p), line in ladder.lines.items()],
+        "first_seen": ladder.first_seen,
+        "counted": {s: {p: sorted(m) for p, m in ps.items()} for s, ps in ladder.counted.items()},
+        "closed": sorted(ladder.closed),
+    }
+    return json.dumps(data, separators=(",", ":")).encode()
+
+
+def decode(stream: str, blob: bytes) -> Ladder:
+    """The ladder ``encode`` wrote for ``stream``; ValueError (or KeyError, TypeError) if not."""
+    data = json.loads(blob)
+    ladder = initial(stream)
+    if data["game"] != ladder.game:
+        raise ValueError(f"a snapshot of ladder {data['game']!r}, not {ladder.game!r}")
+    ladder.ratings = {str(p): int(r) for p, r in data["ratings"].items()}
+    for match_id, ended in data["recorded"]:
+        ladder.order.append((int(ended), str(match_id)))
+        ladder.recorded[str(match_id)] = int(ended)
+    ladder.newest_ms = int(data["newest_ms"])
+    ladder.standings = {
+        str(p): UnitStanding(int(r), str(s), int(u)) for p, (r, s, u) in data["standings"].items()
+    }
+    ladder.units = {(str(m), int(u)) for m, u in data["units"]}
+    ladder.voided = {str(m) for m in data["voided"]}
+    ladder.history = [
+        _HISTORY[name].FromString(base64.b64decode(value)) for name, value in data["history"]
+    ]
+    ladder.lines = {(str(s), str(p)): (str(n), int(r), int(u)) for s, p, n, r, u in data["lines"]}
+    ladder.first_seen = {str(p): int(t) for p, t in data["first_seen"].items()}
+    ladder.counted = {
+        str(s): {str(p): {str(m) for m in ms} for p, ms in ps.items()}
+        for s, ps in data["counted"].items()
+    }
+    ladder.closed = {str(s) for s in data["closed"]}
+    return ladder
