@@ -169,6 +169,10 @@ async def test_a_new_season_resets_once_and_a_void_takes_the_game_back_exactly(
         (back,) = [e.payload for e in events if isinstance(e.payload, pb.RatingTakenBack)]
         assert back.player_id == "p_ann" and list(back.match_ids) == ["d1"]
         after_void = standings(await folded(log))
+        # A snapshot keeps all of a per-combat ladder: standings, units, voids, history, seasons.
+        state = await folded(log)
+        assert state.history and state.voided and state.units and state.lines and state.counted
+        assert ladder.decode(state_stream(), ladder.encode(state)) == state
         assert after_void == as_tuples(expected({k: written[k] for k in ("d2", "d3")}))
         before = await logged(log)
         await rate_all(log)

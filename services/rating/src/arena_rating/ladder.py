@@ -415,7 +415,7 @@ def _count_finished(ladder: Ladder, recorded: pb.MatchRecorded) -> None:
 #: The meaning of an encoded ladder: change it when ``apply`` or ``encode`` changes meaning (a
 #: snapshot of another version is ignored and the ladder replayed from the log).
 SNAPSHOT_VERSION = "ladder-1"
-_HISTORY = {"UnitRated": pb.UnitRated, "SeasonReset": pb.SeasonReset}
+_HISTORY: dict[str, type[Message]] = {"UnitRated": pb.UnitRated, "SeasonReset": pb.SeasonReset}
 
 
 def encode(ladder: Ladder) -> bytes:
@@ -459,9 +459,11 @@ def decode(stream: str, blob: bytes) -> Ladder:
     }
     ladder.units = {(str(m), int(u)) for m, u in data["units"]}
     ladder.voided = {str(m) for m in data["voided"]}
-    ladder.history = [
-        _HISTORY[name].FromString(base64.b64decode(value)) for name, value in data["history"]
-    ]
+    ladder.history = []
+    for name, value in data["history"]:
+        message = _HISTORY[name]()
+        message.ParseFromString(base64.b64decode(value))
+        ladder.history.append(message)
     ladder.lines = {(str(s), str(p)): (str(n), int(r), int(u)) for s, p, n, r, u in data["lines"]}
     ladder.first_seen = {str(p): int(t) for p, t in data["first_seen"].items()}
     ladder.counted = {
