@@ -6,7 +6,7 @@ A snapshot of one partition of an event topic says what a runner holds at one lo
 * **Resting streams** — those the service has put to rest (``SnapshotPolicy.at_rest``: a match
   finished and evicted from memory) and that hold no answers — are kept as their stream id,
   sequence and last batch id only; a resumed runner gives them the service's rest state.
-* **Streams whose state the service encodes** (``SnapshotPolicy.encode``/``decode``: a ladder,
+* **Streams whose state the service encodes** (``SnapshotPolicy.capture``/``decode``: a ladder,
   whose history is the bulk of its partition and whose state is small) are kept as their state,
   encoded by the service, with their sequence, last batch id and the events of the answers the
   runner holds for them (so a command delivered again is answered as before, not decided again).
@@ -90,12 +90,14 @@ class SnapshotPolicy(Generic[S]):
     version: str
     at_rest: Callable[[S], bool] | None = None
     rest: Callable[[str], S] | None = None
-    #: ``encode(state)`` and ``decode(stream, data)``: a stream not at rest whose state
-    #: ``encode`` encodes (None: it does not) is kept as that (and its kept answers' events)
-    #: rather than as its records. ``decode`` raises
-    #: (any exception) on data it cannot read: the snapshot is then ignored (replay). The
+    #: ``capture(state)`` and ``decode(stream, data)``: a stream not at rest whose state
+    #: ``capture`` takes (None: it does not) is kept as that state, encoded, and its kept answers'
+    #: events, rather than as its records. ``capture`` runs under the partition's lock, on the
+    #: service's loop: it returns a function that encodes what it captured (so it copies what the
+    #: next ``apply`` would change), which runs after the lock, in a worker thread. ``decode``
+    #: raises (any exception) on data it cannot read: the snapshot is then ignored (replay). The
     #: encoding is the service's: change ``version`` when it or ``apply`` changes meaning.
-    encode: Callable[[S], bytes | None] | None = None
+    capture: Callable[[S], Callable[[], bytes] | None] | None = None
     decode: Callable[[str, bytes], S] | None = None
 
 

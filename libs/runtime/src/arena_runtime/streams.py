@@ -442,8 +442,9 @@ class StreamRunner(Generic[S]):
             position = self._next_offset[partition]
             resting: list[tuple[str, int, str]] = []
             live: set[str] = set()
-            states: list[tuple[str, int, str, bytes, tuple[bytes, ...]]] = []
-            encode = policy.encode if policy is not None else None
+            #: Streams kept as their state: (stream, sequence, batch, encoder, answers' events).
+            captured: list[tuple[str, int, str, Callable[[], bytes], list[Event]]] = []
+            capture = policy.capture if policy is not None else None
             start = position
             for stream, view in self._streams.items():
                 if partition_for(stream.encode(), count) != partition:
@@ -457,21 +458,29 @@ class StreamRunner(Generic[S]):
                     resting.append((stream, view.sequence, view.batch_id))
                     self._rest_base[stream] = (view.sequence, view.batch_id)
                     self._first_offset.pop(stream, None)
-                elif encode is not None and (kept := encode(view.state)) is not None:
+                elif capture is not None and (encoder := capture(view.state)) is not None:
                     # Its state, not its history; with its answers' events, so that a command
-                    # delivered again is answered as before.
-                    answered = tuple(
-                        self.codec.encode_event(event)
-                        for answer in view.answers.values()
-                        for event in answer.events
-                    )
-                    states.append((stream, view.sequence, view.batch_id, kept, answered))
+                    # delivered again is answered as before. Encoded after the lock.
+                    answered = [e for answer in view.answers.values() for e in answer.events]
+                    captured.append((stream, view.sequence, view.batch_id, encoder, answered))
                 else:
                     base = self._rest_base.get(stream)
                     if base is not None:  # back from rest: the rest, then its records since
                         resting.append((stream, *base))
                     live.add(stream)
                     start = min(start, self._first_offset.get(stream, position))
+        states = []
+        if captured:
+
+            def encode_all() -> list[tuple[str, int, str, bytes, tuple[bytes, ...]]]:
+                encode_event = self.codec.encode_event
+                return [
+                    (stream, sequence, batch, encoder(), tuple(map(encode_event, answered)))
+                    for stream, sequence, batch, encoder, answered in captured
+                ]
+
+            # In a worker thread: a long ladder's encoding would hold the service's loop.
+            states = await asyncio.to_thread(encode_all)
         keys = {stream.encode() for stream in live}
         records: list[tuple[int, bytes]] = []
         check = 0

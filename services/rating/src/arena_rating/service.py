@@ -19,6 +19,7 @@ after a partition had to be replayed (no valid snapshot: missing, stale version,
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from arena_games.registry import READING, STANDARD
 from arena_runtime import telemetry, topics
@@ -62,9 +63,9 @@ def apply(state: State, event: Event) -> State:
     return ladder.apply(state, event)
 
 
-def encode(state: State) -> bytes | None:
+def capture(state: State) -> Callable[[], bytes] | None:
     """A ladder as its state; a credits ledger (a player's few prizes) as its records."""
-    return ladder.encode(state) if isinstance(state, ladder.Ladder) else None
+    return ladder.capture(state) if isinstance(state, ladder.Ladder) else None
 
 
 def decode(stream: str, data: bytes) -> State:
@@ -75,7 +76,7 @@ def decode(stream: str, data: bytes) -> State:
 
 #: Snapshots of ``arena.rating.events`` (``arena_runtime.snapshots``).
 SNAPSHOTS: SnapshotPolicy[State] = SnapshotPolicy(
-    ladder.SNAPSHOT_VERSION, encode=encode, decode=decode
+    ladder.SNAPSHOT_VERSION, capture=capture, decode=decode
 )
 
 
