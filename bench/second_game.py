@@ -37,6 +37,9 @@ GAMES = 8
 LADDER_READY_SECONDS = 900.0
 #: Moves right after a leave that are reported on their own (the reported stall was one of them).
 FIRST_MOVES = 3
+#: A game the bench's mover has not ended by then is resigned: two sides that can only skip
+#: never end it (seen: 58,309 skips in one game, 2026-12-07).
+MAX_MOVES = 300
 RATIO = 5.0
 
 
@@ -72,7 +75,7 @@ async def one_game(host: Socket, guest: Socket, start: str, end: str, first: boo
     latencies: list[float] = []
     over = False
     while not over:
-        if end == "resign" and len(latencies) == 4:
+        if (end == "resign" and len(latencies) == 4) or len(latencies) >= MAX_MOVES:
             answered(await by_seat[to_move].request("resign"))
             break
         kind, fields = choose(dice, to_move)
