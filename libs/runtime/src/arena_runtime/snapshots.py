@@ -33,6 +33,7 @@ the snapshot is ignored.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import struct
 import time
@@ -219,7 +220,8 @@ class SnapshotStore:
         await self.log.create_topics([TopicSpec(self.topic, partitions, compacted=True)])
 
     async def save(self, snapshot: PartitionSnapshot) -> Saved:
-        blob = snapshot.encode()
+        # In a worker thread (zlib lets go of the GIL): a long ladder's few MB would hold the loop.
+        blob = await asyncio.to_thread(snapshot.encode)
         crc = zlib.crc32(blob)
         pieces = [blob[i : i + CHUNK_BYTES] for i in range(0, len(blob), CHUNK_BYTES)] or [b""]
         snapshot_id = uuid.uuid4().bytes
