@@ -295,10 +295,10 @@ class ConsumerLoop(Generic[T]):
                     )
                 ]
             await self.batch_handler(items)
-        metrics.HANDLER_SECONDS.labels(first.topic, self.group).observe(
+        metrics.series(metrics.HANDLER_SECONDS, first.topic, self.group).observe(
             time.perf_counter() - started
         )
-        metrics.RECORDS_CONSUMED.labels(first.topic, self.group).inc(len(items))
+        metrics.series(metrics.RECORDS_CONSUMED, first.topic, self.group).inc(len(items))
 
     @staticmethod
     def _parent(item: object, record: Record) -> otel_context.Context:
@@ -317,18 +317,20 @@ class ConsumerLoop(Generic[T]):
         metrics.observe_age(record.topic, self.group, (record.timestamp_ms,))
         parent = self._parent(item, record)
         started = time.perf_counter()
-        with telemetry.tracer().start_as_current_span(
+        # Unexported, the span would carry nothing its parent does not (the same trace, in
+        # what the handler writes and logs): the parent's context goes on instead.
+        with telemetry.detail_span(
             f"{record.topic} process",
             context=parent,
             kind=SpanKind.CONSUMER,
-            attributes=self._span_attributes(record),
+            attributes=self._span_attributes(record) if telemetry.exporting() else None,
         ):
             assert self.handler is not None
             await self.handler(item, record)
-        metrics.HANDLER_SECONDS.labels(record.topic, self.group).observe(
+        metrics.series(metrics.HANDLER_SECONDS, record.topic, self.group).observe(
             time.perf_counter() - started
         )
-        metrics.RECORDS_CONSUMED.labels(record.topic, self.group).inc()
+        metrics.series(metrics.RECORDS_CONSUMED, record.topic, self.group).inc()
 
 
 def _carrying(item: T, traceparent: str, tracestate: str) -> T:

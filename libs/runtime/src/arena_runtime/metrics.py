@@ -127,13 +127,28 @@ def exposition() -> bytes:
     return generate_latest(REGISTRY)
 
 
+#: (metric, label values) -> its child: ``labels`` validates and locks at every call (about a
+#: microsecond and a half), and the hot paths touch a few series per record.
+_SERIES: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+
+def series(metric: Any, *values: str) -> Any:
+    """``metric.labels(*values)``, made once. Only for series never removed (counters and
+    histograms): a removed series would stay cached and count nowhere."""
+    key = (id(metric), values)
+    child = _SERIES.get(key)
+    if child is None:
+        child = _SERIES[key] = metric.labels(*values)
+    return child
+
+
 def observe_age(topic: str, group: str, timestamps_ms: Iterable[int]) -> None:
     """Record in RECORD_AGE_SECONDS how old each record was when its handling began."""
-    series = RECORD_AGE_SECONDS.labels(topic, group)
+    series_ = series(RECORD_AGE_SECONDS, topic, group)
     now_ms = time.time() * 1000
     for stamp in timestamps_ms:
         if stamp > 0:  # 0: a log that keeps no time
-            series.observe(max(0.0, now_ms - stamp) / 1000)
+            series_.observe(max(0.0, now_ms - stamp) / 1000)
 
 
 class ConsumerWatch:
@@ -143,7 +158,9 @@ class ConsumerWatch:
     def __init__(self, group: str) -> None:
         self.group = group
         self._assignment: frozenset[Any] = frozenset()
-        self._labelled: set[tuple[str, int]] = set()
+        #: (topic, partition) -> its lag series and the value last set there: after every poll
+        #: only the lags that moved are set (most partitions of a busy consumer stand still).
+        self._labelled: dict[tuple[str, int], list[Any]] = {}
 
     async def observe(self, consumer: Any) -> None:
         assignment = consumer.assignment()
@@ -152,12 +169,18 @@ class ConsumerWatch:
                 REBALANCES.labels(self.group).inc()
             self._assignment = assignment
             owned = {(tp.topic, tp.partition) for tp in assignment}
-            for topic, partition in self._labelled - owned:
+            for topic, partition in set(self._labelled) - owned:
                 PARTITION_LAG.remove(self.group, topic, str(partition))
-            self._labelled &= owned
+                del self._labelled[(topic, partition)]
+        labelled = self._labelled
         for tp, lag in (await consumer.lag()).items():
-            PARTITION_LAG.labels(self.group, tp.topic, str(tp.partition)).set(lag)
-            self._labelled.add((tp.topic, tp.partition))
+            held = labelled.get((tp.topic, tp.partition))
+            if held is None:
+                child = PARTITION_LAG.labels(self.group, tp.topic, str(tp.partition))
+                held = labelled[(tp.topic, tp.partition)] = [child, None]
+            if held[1] != lag:
+                held[0].set(lag)
+                held[1] = lag
 
     def close(self) -> None:
         """Drop this member's lag series (it stopped)."""

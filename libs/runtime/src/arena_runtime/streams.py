@@ -332,7 +332,7 @@ class StreamRunner(Generic[S]):
                 return self._answered(answered, ours)
             events = self._events_for(view, command)
             if not events:
-                metrics.COMMANDS.labels(self.topic, "accepted").inc()
+                metrics.series(metrics.COMMANDS, self.topic, "accepted").inc()
                 return Answer(command.command_id, command.stream)
             ours.add(events[0].event_id)
             await self._append_and_observe(partition, events)
@@ -340,7 +340,7 @@ class StreamRunner(Generic[S]):
             if answered is not None:
                 return self._answered(answered, ours)
             # Another command's events took our sequence numbers: decide again.
-            metrics.COMMANDS.labels(self.topic, "retried").inc()
+            metrics.series(metrics.COMMANDS, self.topic, "retried").inc()
         raise StreamConflictError(
             f"{command.stream}: command {command.command_id} lost {self.max_attempts} races"
         )
@@ -370,7 +370,7 @@ class StreamRunner(Generic[S]):
             ):
                 events = self._events_for(view, command)
             if not events:
-                metrics.COMMANDS.labels(self.topic, "accepted").inc()
+                metrics.series(metrics.COMMANDS, self.topic, "accepted").inc()
                 answers[index] = Answer(command.command_id, command.stream)
                 continue
             before.setdefault(view.stream, (view.state, view.sequence, view.batch_id))
@@ -413,7 +413,7 @@ class StreamRunner(Generic[S]):
             for index, command in tentative:
                 answer = self._streams[command.stream].answers[command.command_id]
                 outcome = "accepted" if answer.accepted else "rejected"
-                metrics.COMMANDS.labels(self.topic, outcome).inc()
+                metrics.series(metrics.COMMANDS, self.topic, outcome).inc()
                 answers[index] = answer
             return answers
         put_back()
@@ -616,9 +616,11 @@ class StreamRunner(Generic[S]):
 
     def _answered(self, answer: Answer, ours: set[str]) -> Answer:
         if answer.events and answer.events[0].event_id in ours:
-            metrics.COMMANDS.labels(self.topic, "accepted" if answer.accepted else "rejected").inc()
+            metrics.series(
+                metrics.COMMANDS, self.topic, "accepted" if answer.accepted else "rejected"
+            ).inc()
             return answer
-        metrics.COMMANDS.labels(self.topic, "repeated").inc()
+        metrics.series(metrics.COMMANDS, self.topic, "repeated").inc()
         return replace(answer, repeated=True)
 
     def forget_answers(self, stream: str, at_rest: Callable[[S], bool]) -> bool:
@@ -776,7 +778,7 @@ class StreamRunner(Generic[S]):
             positions = await self.log.append(self.topic, records)
         for event, position in zip(events, positions, strict=True):
             self._first_offset.setdefault(event.stream, position.offset)
-        metrics.RECORDS_APPENDED.labels(self.topic).inc(len(records))
+        metrics.series(metrics.RECORDS_APPENDED, self.topic).inc(len(records))
         if self.on_written is not None:
             self.on_written(events, positions)
         return events, positions
@@ -805,7 +807,7 @@ class StreamRunner(Generic[S]):
     def _observe_event(self, event: Event) -> None:
         view = self._view(event.stream)
         if not is_next(event, view.sequence, view.batch_id):
-            metrics.STREAM_EVENTS_IGNORED.labels(self.topic).inc()
+            metrics.series(metrics.STREAM_EVENTS_IGNORED, self.topic).inc()
             return
         view.sequence, view.batch_id = event.sequence, event.batch_id
         if event.type != REJECTED_TYPE:

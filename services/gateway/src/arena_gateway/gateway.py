@@ -20,7 +20,7 @@ from typing import Any
 
 from arena_games.contract import ClientError, SettingsError, pack
 from arena_games.registry import STANDARD
-from arena_runtime import telemetry, topics
+from arena_runtime import metrics, telemetry, topics
 from arena_runtime.cache import Cache
 from arena_runtime.config import Settings
 from arena_runtime.envelope import new_command
@@ -289,7 +289,7 @@ class Gateway:
             answer_id = message.id if message is not None else message_id(text)
             connection.error(answer_id, refused.code, refused.message)
             kind = message.type if message is not None else "unreadable"
-            gateway_metrics.MESSAGES.labels(kind, refused.code).inc()
+            metrics.series(gateway_metrics.MESSAGES, kind, refused.code).inc()
             return
         assert message is not None
         await self._answer(connection, message)
@@ -323,7 +323,7 @@ class Gateway:
                     connection.ack(message.id, result)
             finally:
                 span.set_attribute("arena.outcome", outcome)
-                gateway_metrics.MESSAGES.labels(message.type, outcome).inc()
+                metrics.series(gateway_metrics.MESSAGES, message.type, outcome).inc()
                 log.debug("message answered", type=message.type, id=message.id, outcome=outcome)
 
     async def handle(self, c: Connection, m: p.ClientMessage) -> dict[str, Any]:

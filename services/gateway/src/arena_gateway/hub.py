@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from arena_runtime import telemetry, topics
+from arena_runtime import metrics, telemetry, topics
 from arena_runtime.cache import Cache, CacheUnavailableError
 from arena_runtime.envelope import CODEC, Command, EnvelopeError, Event, new_command
 from arena_runtime.eventlog import EventLog, Record
@@ -322,14 +322,16 @@ class Hub:
         if future is None:
             future = self._waiting[key] = asyncio.get_running_loop().create_future()
         kind = gateway_metrics.short(command.type)
-        waiting = gateway_metrics.COMMANDS_WAITING.labels(topic)
+        waiting = metrics.series(gateway_metrics.COMMANDS_WAITING, topic)
         waiting.inc()
         outcome = "unavailable"
         try:
             await self.log.append(topic, [CODEC.command_record(command)])
             sent = time.perf_counter()
             answer = await asyncio.wait_for(asyncio.shield(future), self.command_timeout)
-            gateway_metrics.COMMAND_SECONDS.labels(topic, kind).observe(time.perf_counter() - sent)
+            metrics.series(gateway_metrics.COMMAND_SECONDS, topic, kind).observe(
+                time.perf_counter() - sent
+            )
             outcome = "accepted" if answer.accepted else "rejected"
             self.answering.answered(topic)
             if relay is None:
@@ -345,7 +347,7 @@ class Hub:
             raise GatewayError(ErrorCode.TIMEOUT, "no answer from the service in time") from None
         finally:
             waiting.dec()
-            gateway_metrics.COMMANDS.labels(topic, kind, outcome).inc()
+            metrics.series(gateway_metrics.COMMANDS, topic, kind, outcome).inc()
             if future.done() or not future.cancelled():
                 self._waiting.pop(key, None)
 

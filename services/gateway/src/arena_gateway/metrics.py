@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from arena_runtime import telemetry
+from arena_runtime import metrics, telemetry
 from prometheus_client import Counter, Gauge, Histogram
 
 log = telemetry.get_logger(__name__)
@@ -68,7 +68,7 @@ class Answering:
 
     def answered(self, topic: str) -> None:
         since = self.silent_since.pop(topic, None)
-        ANSWERING.labels(topic).set(1)
+        metrics.series(ANSWERING, topic).set(1)
         if since is not None:
             log.info(
                 "commands are answered again",
@@ -80,7 +80,7 @@ class Answering:
         if topic in self.silent_since:
             return
         self.silent_since[topic] = time.monotonic() - self.timeout
-        ANSWERING.labels(topic).set(0)
+        metrics.series(ANSWERING, topic).set(0)
         log.warning(
             "no answer from the service of this topic: players get `timeout` errors. Check "
             "that its pods run and own every partition (kubectl -n arena get pods; "

@@ -37,8 +37,10 @@ class TopicSpec:
     compacted: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class TopicPartition:
+class TopicPartition(NamedTuple):
+    """A partition of a topic (a named tuple: consumers hash one per record and per partition
+    at every poll, and a tuple's hash is C code, a frozen dataclass's a Python call)."""
+
     topic: str
     partition: int
 

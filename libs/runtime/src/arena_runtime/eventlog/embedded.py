@@ -300,7 +300,14 @@ class EmbeddedEventLog(EventLog):
         self._writer_task: asyncio.Task[None] | None = None
         self._next_offsets: dict[tuple[int, int], int] = {}
         self._data_version: int | None = None
-        self._changed = asyncio.Event()
+        #: Bumped at every change consumers wait for (see :meth:`wait_for_change`); the stamp of
+        #: each topic's latest append here, and of the latest change that concerns everyone (a
+        #: group's membership, the log closing).
+        self._stamp = 0
+        self._touched: dict[int, int] = {}
+        self._everyone_stamp = 0
+        #: Consumers waiting for a change: each one's future -> the topic ids it reads.
+        self._waiting: dict[asyncio.Future[None], frozenset[int]] = {}
         #: (topic id, partition) -> offset after the last record this process appended there.
         self._local_ends: dict[tuple[int, int], int] = {}
         self._tail_records = tail_records
@@ -476,16 +483,21 @@ class EmbeddedEventLog(EventLog):
                     if not isinstance(exc, Exception):
                         raise
                 else:
+                    appended = set()
                     for item, (ok, value) in zip(batch, results, strict=True):
                         if ok and isinstance(item, _Append):
                             self._note_appended(item, value, written_ms)
+                            appended.add(item.topic_id)
                         if item.future.done():  # the caller was cancelled
                             continue
                         if ok:
                             item.future.set_result(value)
                         else:
                             item.future.set_exception(value)
-                self._notify()
+                    if appended:
+                        # Only appends wake consumers, and only those reading the topics: an
+                        # offset commit or another topic's append gives them nothing to read.
+                        self._notify(appended)
                 self._maybe_checkpoint()
                 self._maybe_sweep()
             if self._closing and not self._pending:
@@ -712,21 +724,50 @@ class EmbeddedEventLog(EventLog):
         self._group_epochs[group] = self._group_epochs.get(group, 0) + 1
         self._notify()
 
-    async def wait_for_change(self, changed: asyncio.Event, seconds: float) -> None:
-        """Wait until ``changed`` (taken before reading) fires or ``seconds`` pass."""
-        if seconds <= 0:
+    async def wait_for_change(self, since: int, topic_ids: frozenset[int], seconds: float) -> None:
+        """Wait until this process appends to one of ``topic_ids``, a group's membership changes
+        or the log closes, after the :attr:`stamp` ``since`` (taken before reading, so that what
+        was appended during the read is not waited for), or until ``seconds`` pass."""
+        if seconds <= 0 or self.changed_since(since, topic_ids):
             return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(changed.wait(), seconds)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        self._waiting[future] = topic_ids
+        timer = loop.call_later(seconds, _wake, future)
+        try:
+            await future
+        finally:
+            timer.cancel()
+            self._waiting.pop(future, None)
 
     @property
-    def changed(self) -> asyncio.Event:
-        """Set (then replaced) after every write transaction and group change in this process."""
-        return self._changed
+    def stamp(self) -> int:
+        """The latest change's stamp (see :meth:`wait_for_change`)."""
+        return self._stamp
 
-    def _notify(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
+    def changed_since(self, stamp: int, topic_ids: frozenset[int]) -> bool:
+        if self._everyone_stamp > stamp:
+            return True
+        touched = self._touched
+        return any(touched.get(topic_id, 0) > stamp for topic_id in topic_ids)
+
+    def _notify(self, topic_ids: set[int] | None = None) -> None:
+        """Wake the consumers waiting for appends to ``topic_ids`` (None: every consumer)."""
+        self._stamp += 1
+        if topic_ids is None:
+            self._everyone_stamp = self._stamp
+        else:
+            for topic_id in topic_ids:
+                self._touched[topic_id] = self._stamp
+        for future, wanted in list(self._waiting.items()):
+            if topic_ids is None or not wanted.isdisjoint(topic_ids):
+                del self._waiting[future]
+                _wake(future)
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _sweep(conn: sqlite3.Connection, topics: list[tuple[int, int, int, int]], now: int) -> int:

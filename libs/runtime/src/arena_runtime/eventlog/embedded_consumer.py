@@ -81,7 +81,12 @@ class EmbeddedConsumer(Consumer):
         self._topic_names = topics
         self._member = uuid.uuid4().hex
         self._topics: dict[int, TopicInfo] = {}
+        self._topic_ids: frozenset[int] = frozenset()
         self._owned: dict[TopicPartition, Slot] = {}
+        #: ``_owned`` as assignment() returns it, and in read order (topic, partition), made
+        #: again only when it changes, not at every poll.
+        self._assigned: frozenset[TopicPartition] = frozenset()
+        self._order: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
         self._consumed: dict[TopicPartition, int] = {}
         #: The end of each owned partition as last seen by a read of the file (other processes'
@@ -101,6 +106,7 @@ class EmbeddedConsumer(Consumer):
         for name in self._topic_names:
             info = await self._log.topic(name)
             self._topics[info.id] = info
+        self._topic_ids = frozenset(self._topics)
         self._started = True
         await self._sync()
         self._keepalive = asyncio.create_task(self._keep_alive(), name=f"heartbeat-{self._group}")
@@ -146,6 +152,7 @@ class EmbeddedConsumer(Consumer):
                 await self._log.write(leave)
         finally:
             self._owned.clear()
+            self._owned_changed()
             self._positions.clear()
             self._consumed.clear()
             self._log.bump_group(group)
@@ -234,6 +241,7 @@ class EmbeddedConsumer(Consumer):
                 tp = TopicPartition(self._topics[slot[0]].name, slot[1])
                 self._owned[tp] = slot
                 self._positions[tp] = committed.get(slot, 0)
+            self._owned_changed()
         if changed:
             self._next_read = 0.0  # new partitions: read them now
         settled = now_owned == target
@@ -251,7 +259,11 @@ class EmbeddedConsumer(Consumer):
             await self._sync()
 
     def assignment(self) -> frozenset[TopicPartition]:
-        return frozenset(self._owned)
+        return self._assigned
+
+    def _owned_changed(self) -> None:
+        self._assigned = frozenset(self._owned)
+        self._order = sorted(self._owned)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -261,7 +273,7 @@ class EmbeddedConsumer(Consumer):
         deadline = time.monotonic() + timeout_ms / 1000
         looked = False
         while True:
-            changed = self._log.changed
+            since = self._log.stamp
             await self._sync_if_due()
             now = time.monotonic()
             remaining = deadline - now
@@ -278,7 +290,7 @@ class EmbeddedConsumer(Consumer):
                 return []
             now = time.monotonic()
             wait = min(remaining, self._next_read - now, self._next_sync - now)
-            await self._log.wait_for_change(changed, max(0.0, wait))
+            await self._log.wait_for_change(since, self._topic_ids, max(0.0, wait))
 
     def _moved(self) -> bool:
         """Has this process appended past the read position of any owned partition?"""
@@ -292,7 +304,7 @@ class EmbeddedConsumer(Consumer):
         those in one job on the reader thread."""
         if not self._owned:
             return []
-        order = sorted(self._owned, key=lambda tp: (tp.topic, tp.partition))
+        order = self._order
         self._rotation = (self._rotation + 1) % len(order)
         order = order[self._rotation :] + order[: self._rotation]
         log = self._log
