@@ -139,21 +139,37 @@ def current_trace() -> tuple[str, str]:
     return carrier.get(TRACEPARENT, ""), carrier.get(TRACESTATE, "")
 
 
+#: (traceparent, tracestate) -> its context: one move's trace context is parsed again by every
+#: reader of every record it causes (the services, the fan-out, each consumer's span), the same
+#: few strings each time. Contexts are never changed in place (setting a value makes a new one).
+_CONTEXTS: dict[tuple[str, str], otel_context.Context] = {}
+_CONTEXTS_KEPT = 4096
+
+
 def context_of(traceparent: str, tracestate: str = "") -> otel_context.Context:
     """A context whose parent is the given remote span (an empty context if there is none)."""
-    carrier = {TRACEPARENT: traceparent}
-    if tracestate:
-        carrier[TRACESTATE] = tracestate
-    return _PROPAGATOR.extract(carrier, context=otel_context.Context())
+    key = (traceparent, tracestate)
+    context = _CONTEXTS.get(key)
+    if context is None:
+        carrier = {TRACEPARENT: traceparent}
+        if tracestate:
+            carrier[TRACESTATE] = tracestate
+        context = _PROPAGATOR.extract(carrier, context=otel_context.Context())
+        if len(_CONTEXTS) >= _CONTEXTS_KEPT:
+            _CONTEXTS.clear()
+        _CONTEXTS[key] = context
+    return context
 
 
 def context_from_headers(headers: Iterable[tuple[str, bytes]]) -> otel_context.Context:
     """The remote parent carried in record headers (W3C ``traceparent``/``tracestate``)."""
-    values = {name: value for name, value in headers if name in (TRACEPARENT, TRACESTATE)}
-    return context_of(
-        values.get(TRACEPARENT, b"").decode("ascii", "replace"),
-        values.get(TRACESTATE, b"").decode("ascii", "replace"),
-    )
+    traceparent = tracestate = b""
+    for name, value in headers:
+        if name == TRACEPARENT:
+            traceparent = value
+        elif name == TRACESTATE:
+            tracestate = value
+    return context_of(traceparent.decode("ascii", "replace"), tracestate.decode("ascii", "replace"))
 
 
 def trace_id_hex(span: trace.Span | None = None) -> str:
