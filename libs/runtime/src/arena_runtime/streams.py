@@ -50,7 +50,7 @@ from opentelemetry.trace import Link, SpanKind
 
 from arena_runtime import metrics, telemetry
 from arena_runtime.envelope import CODEC, Codec, Command, Event, new_id, now
-from arena_runtime.eventlog.base import EventLog, Position, Record
+from arena_runtime.eventlog.base import EventLog, OutgoingRecord, Position, Record
 from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.eventlog.reading import read_forward
 from arena_runtime.malformed import decode_or_skip
@@ -772,9 +772,10 @@ class StreamRunner(Generic[S]):
                     replace(event, traceparent=traceparent, tracestate=tracestate)
                     for event in events
                 ]
-            records = [
-                replace(self.codec.event_record(event), partition=partition) for event in events
-            ]
+            records = []
+            for event in events:
+                record = self.codec.event_record(event)
+                records.append(OutgoingRecord(record.value, record.key, record.headers, partition))
             positions = await self.log.append(self.topic, records)
         for event, position in zip(events, positions, strict=True):
             self._first_offset.setdefault(event.stream, position.offset)

@@ -42,7 +42,7 @@ import contextlib
 import sqlite3
 import struct
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -308,6 +308,9 @@ class EmbeddedEventLog(EventLog):
         self._everyone_stamp = 0
         #: Consumers waiting for a change: each one's future -> the topic ids it reads.
         self._waiting: dict[asyncio.Future[None], frozenset[int]] = {}
+        #: Topic id -> the sets in which its consumers here collect the slots this process
+        #: appends to (see :meth:`watch_appends`).
+        self._appends_to: dict[int, list[set[tuple[int, int]]]] = {}
         #: (topic id, partition) -> offset after the last record this process appended there.
         self._local_ends: dict[tuple[int, int], int] = {}
         self._tail_records = tail_records
@@ -511,10 +514,13 @@ class EmbeddedEventLog(EventLog):
         tails = self._tails
         name = item.topic
         new = tuple.__new__
+        watchers = self._appends_to.get(tid, ())
         for (partition, key, value, blob, headers), offset in zip(item.rows, offsets, strict=True):
             slot = (tid, partition)
             if ends.get(slot, 0) <= offset:
                 ends[slot] = offset + 1
+            for appended in watchers:
+                appended.add(slot)
             if not size:
                 continue
             tail = tails.get(slot)
@@ -545,6 +551,19 @@ class EmbeddedEventLog(EventLog):
         if tail is None or max_records < 1:
             return None
         return tail.read(offset, max_records)
+
+    def watch_appends(self, topic_ids: Iterable[int], appended: set[tuple[int, int]]) -> None:
+        """Add to ``appended`` every (topic id, partition) of ``topic_ids`` this process
+        appends to from now on (until :meth:`unwatch_appends`): a consumer woken by a write
+        looks at those partitions only, not at every one it owns."""
+        for topic_id in topic_ids:
+            self._appends_to.setdefault(topic_id, []).append(appended)
+
+    def unwatch_appends(self, appended: set[tuple[int, int]]) -> None:
+        for topic_id, watchers in list(self._appends_to.items()):
+            watchers[:] = [w for w in watchers if w is not appended]
+            if not watchers:
+                del self._appends_to[topic_id]
 
     def local_end(self, topic_id: int, partition: int) -> int:
         """Where this process's own appends to a partition end (0 if it made none).

@@ -87,6 +87,12 @@ class EmbeddedConsumer(Consumer):
         #: again only when it changes, not at every poll.
         self._assigned: frozenset[TopicPartition] = frozenset()
         self._order: list[TopicPartition] = []
+        #: Slot -> its partition, for the owned ones.
+        self._slots: dict[Slot, TopicPartition] = {}
+        #: The slots of this consumer's topics this process appended to since they were last
+        #: looked at (the log adds them): what a poll woken by a write reads, instead of
+        #: looking at every partition it owns.
+        self._appended: set[Slot] = set()
         self._positions: dict[TopicPartition, int] = {}
         self._consumed: dict[TopicPartition, int] = {}
         #: The end of each owned partition as last seen by a read of the file (other processes'
@@ -107,6 +113,7 @@ class EmbeddedConsumer(Consumer):
             info = await self._log.topic(name)
             self._topics[info.id] = info
         self._topic_ids = frozenset(self._topics)
+        self._log.watch_appends(self._topic_ids, self._appended)
         self._started = True
         await self._sync()
         self._keepalive = asyncio.create_task(self._keep_alive(), name=f"heartbeat-{self._group}")
@@ -131,6 +138,7 @@ class EmbeddedConsumer(Consumer):
         if not self._started:
             return
         self._started = False
+        self._log.unwatch_appends(self._appended)
         if self._keepalive is not None:
             self._keepalive.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -264,6 +272,9 @@ class EmbeddedConsumer(Consumer):
     def _owned_changed(self) -> None:
         self._assigned = frozenset(self._owned)
         self._order = sorted(self._owned)
+        self._slots = {slot: tp for tp, slot in self._owned.items()}
+        # Looked at once: those appended to here before they were owned, past the position.
+        self._appended.update(self._slots)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -294,9 +305,16 @@ class EmbeddedConsumer(Consumer):
 
     def _moved(self) -> bool:
         """Has this process appended past the read position of any owned partition?"""
+        appended = self._appended
+        if not appended:
+            return False
         local_end = self._log.local_end
-        positions = self._positions
-        return any(local_end(*slot) > positions[tp] for tp, slot in self._owned.items())
+        positions, slots = self._positions, self._slots
+        for slot in list(appended):
+            tp = slots.get(slot)
+            if tp is None or local_end(*slot) <= positions[tp]:
+                appended.discard(slot)  # not owned, or read up to its end already
+        return bool(appended)
 
     async def _read(self, max_records: int, full: bool) -> list[Record]:
         """Read the owned partitions (``full``) or those this process appended to past the
@@ -304,7 +322,13 @@ class EmbeddedConsumer(Consumer):
         those in one job on the reader thread."""
         if not self._owned:
             return []
-        order = self._order
+        if full:
+            order = self._order
+        else:  # only the partitions appended to here (_moved keeps only those past the position)
+            slots = self._slots
+            order = sorted(slots[slot] for slot in self._appended if slot in slots)
+            if not order:
+                return []
         self._rotation = (self._rotation + 1) % len(order)
         order = order[self._rotation :] + order[: self._rotation]
         log = self._log
