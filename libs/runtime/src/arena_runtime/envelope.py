@@ -507,7 +507,8 @@ def _decoded_fields(message: _EnvelopeMessage) -> dict[str, Any]:
 
 def ce_time(moment: datetime) -> str:
     """An RFC 3339 time in UTC to the microsecond, as ``ce_time`` carries it."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat is several times faster than strftime, to the same text.
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def _record(value: bytes, content_type: str, item: Event | Command) -> OutgoingRecord:
