@@ -116,6 +116,32 @@ async def test_the_file_is_wal_and_checks_clean(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
+async def test_a_waiting_consumer_is_woken_only_by_appends_to_its_topics(tmp_path: Path) -> None:
+    """Another topic's append or an offset commit gives a consumer nothing to read, so neither
+    wakes it (each woken consumer used to look at every partition it owns); an append to one
+    of its topics does, and what was appended is read."""
+    async with EmbeddedEventLog(tmp_path / "e.db") as log:
+        await log.create_topics([TopicSpec("mine", partitions=4), TopicSpec("other")])
+        consumer = log.consumer("g", ["mine"])
+        await consumer.start()
+        assert len(consumer.assignment()) == 4
+        assert await consumer.poll(timeout_ms=0) == []
+        mine = frozenset({(await log.topic("mine")).id})
+        since = log.stamp
+        waiting = asyncio.create_task(log.wait_for_change(since, mine, 60))
+        await log.append("other", [OutgoingRecord(value=b"x")])
+        await consumer.commit({TopicPartition("mine", 0): 0})
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert not log.changed_since(since, mine)
+        assert not waiting.done()
+        await log.append("mine", [OutgoingRecord(value=b"y", partition=2)])
+        await asyncio.wait_for(waiting, 10)
+        assert log.changed_since(since, mine)
+        records = await consumer.poll(timeout_ms=1000)
+        assert [(r.partition, r.value) for r in records] == [(2, b"y")]
+
+
 def test_headers_codec_round_trips() -> None:
     headers = (("a", b""), ("traceparent", b"\x00\xff" * 40), ("é", b"x"))
     assert decode_headers(encode_headers(headers)) == headers
