@@ -5,7 +5,6 @@ same rows."""
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +18,12 @@ from arena_runtime.config import Settings
 from arena_runtime.envelope import new_command
 from arena_runtime.host import open_runtime
 from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
-from arena_runtime.sql import engine_from_settings, session_factory
+from arena_runtime.sql import session_factory
 from arena_runtime.sql.rebuild import runners
 from fastapi import FastAPI
 
-from tests.harness.command import arena
-from tests.harness.postgres import empty_postgres
 from tests.harness.tables import snapshot
+from tests.services.rating.backends import distributed_settings, rebuilt_equals_live
 from tests.services.rating.test_read_api import TOKEN, principal
 
 MOVES: list[Any] = [
@@ -95,13 +93,7 @@ async def check_credits(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> 
             ledger = spec["paths"]["/v1/players/{player_id}/credits/ledger"]["get"]
             assert "403" in ledger["responses"]
         live_tables = await snapshot(sessions, projections)
-    argv = [arg for p in projections for arg in ("--projection", p.name)]
-    assert await arena(monkeypatch, settings, "rebuild", *argv) == 0
-    engine = engine_from_settings(settings)
-    try:
-        assert await snapshot(session_factory(engine), projections) == live_tables
-    finally:
-        await engine.dispose()
+    await rebuilt_equals_live(monkeypatch, settings, projections, live_tables)
 
 
 async def test_credits_routes_on_the_embedded_log_and_sqlite(
@@ -117,13 +109,5 @@ async def test_credits_routes_on_the_broker_and_postgresql(
 ) -> None:
     """The distributed parts: Kafka (Tansu) and PostgreSQL, the migration to the credits table
     included."""
-    url: str = request.getfixturevalue("postgres_url")
-    await empty_postgres(url)
-    settings = Settings(
-        data_dir=tmp_path,
-        database_url=url,
-        kafka_bootstrap=request.getfixturevalue("kafka_bootstrap"),
-        topic_prefix=f"{request.getfixturevalue('topic_prefix')}{secrets.token_hex(3)}.",
-        partitions=2,
-    )
+    settings = await distributed_settings(request, tmp_path)
     await check_credits(settings, monkeypatch)

@@ -6,7 +6,6 @@ the read API answering."""
 
 from __future__ import annotations
 
-import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,8 +24,8 @@ from arena_runtime.sql import session_factory
 from arena_runtime.sql.rebuild import runners
 from fastapi import FastAPI
 
-from tests.harness.postgres import empty_postgres
 from tests.services.rating import digits_games as dg
+from tests.services.rating.backends import distributed_settings
 from tests.services.rating.test_read_api import principal
 
 T0 = 1_796_115_600_000
@@ -141,13 +140,5 @@ async def test_who_reads_a_digits_games_log_on_the_broker_and_postgresql(
 ) -> None:
     """The distributed parts: Kafka (Tansu) and PostgreSQL, the migration to the sharing table
     included."""
-    url: str = request.getfixturevalue("postgres_url")
-    await empty_postgres(url)
-    settings = Settings(
-        data_dir=tmp_path,
-        database_url=url,
-        kafka_bootstrap=request.getfixturevalue("kafka_bootstrap"),
-        topic_prefix=f"{request.getfixturevalue('topic_prefix')}{secrets.token_hex(3)}.",
-        partitions=2,
-    )
+    settings = await distributed_settings(request, tmp_path)
     await check_privacy(settings)

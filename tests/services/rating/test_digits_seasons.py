@@ -7,7 +7,6 @@ embedded log and SQLite, once on the broker and PostgreSQL.
 
 from __future__ import annotations
 
-import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,14 +25,13 @@ from arena_runtime.envelope import new_command
 from arena_runtime.host import open_runtime
 from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
 from arena_runtime.schemas.rating import ladder_stream
-from arena_runtime.sql import engine_from_settings, session_factory
+from arena_runtime.sql import session_factory
 from arena_runtime.sql.rebuild import runners
 from fastapi import FastAPI
 
-from tests.harness.command import arena
-from tests.harness.postgres import empty_postgres
 from tests.harness.tables import snapshot
 from tests.services.rating import digits_games as dg
+from tests.services.rating.backends import distributed_settings, rebuilt_equals_live
 from tests.services.rating.test_read_api import TOKEN, principal
 from tests.services.rating.test_replay import run_service
 
@@ -212,14 +210,7 @@ async def check_seasons(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> 
             await runner.catch_up()
         live_tables = await snapshot(sessions, projections)
 
-    # `arena rebuild`: every table the same from the log alone.
-    argv = [arg for p in projections for arg in ("--projection", p.name)]
-    assert await arena(monkeypatch, settings, "rebuild", *argv) == 0
-    engine = engine_from_settings(settings)
-    try:
-        assert await snapshot(session_factory(engine), projections) == live_tables
-    finally:
-        await engine.dispose()
+    await rebuilt_equals_live(monkeypatch, settings, projections, live_tables)
 
 
 async def test_season_board_on_the_embedded_log_and_sqlite(
@@ -233,13 +224,5 @@ async def test_season_board_on_the_embedded_log_and_sqlite(
 async def test_season_board_on_the_broker_and_postgresql(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    url: str = request.getfixturevalue("postgres_url")
-    await empty_postgres(url)
-    settings = Settings(
-        data_dir=tmp_path,
-        database_url=url,
-        kafka_bootstrap=request.getfixturevalue("kafka_bootstrap"),
-        topic_prefix=f"{request.getfixturevalue('topic_prefix')}{secrets.token_hex(3)}.",
-        partitions=2,
-    )
+    settings = await distributed_settings(request, tmp_path)
     await check_seasons(settings, monkeypatch)

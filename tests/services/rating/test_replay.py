@@ -29,15 +29,14 @@ from arena_runtime.readmodels import queries
 from arena_runtime.readmodels.tables import rating_players
 from arena_runtime.schemas.rating import ladder_stream
 from arena_runtime.snapshots import SnapshotStore
-from arena_runtime.sql import engine_from_settings, session_factory
+from arena_runtime.sql import session_factory
 from arena_runtime.sql.rebuild import runners
 from arena_runtime.streams import fold
 from sqlalchemy import insert
 
-from tests.harness.command import arena
-from tests.harness.postgres import empty_postgres
 from tests.harness.tables import snapshot
 from tests.services.rating import matches
+from tests.services.rating.backends import distributed_settings, rebuilt_equals_live
 
 LADDER = ladder_stream("maths-warriors")
 PLAYERS = [f"p_{n:02d}" for n in range(10)]
@@ -215,14 +214,7 @@ async def check_replay(settings: Settings, count: int, monkeypatch: pytest.Monke
             )
 
     # `arena rebuild`, as an operator runs it: every projection emptied and replayed from the log.
-    names = [p.name for p in projections]
-    argv = [arg for name in names for arg in ("--projection", name)]
-    assert await arena(monkeypatch, settings, "rebuild", *argv) == 0
-    engine = engine_from_settings(settings)
-    try:
-        assert await snapshot(session_factory(engine), projections) == live_tables
-    finally:
-        await engine.dispose()
+    await rebuilt_equals_live(monkeypatch, settings, projections, live_tables)
 
 
 async def test_replay_equals_live_on_the_embedded_log_and_sqlite(
@@ -236,13 +228,5 @@ async def test_replay_equals_live_on_the_embedded_log_and_sqlite(
 async def test_replay_equals_live_on_the_broker_and_postgresql(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    url: str = request.getfixturevalue("postgres_url")
-    await empty_postgres(url)
-    settings = Settings(
-        data_dir=tmp_path,
-        database_url=url,
-        kafka_bootstrap=request.getfixturevalue("kafka_bootstrap"),
-        topic_prefix=f"{request.getfixturevalue('topic_prefix')}{secrets.token_hex(3)}.",
-        partitions=2,
-    )
+    settings = await distributed_settings(request, tmp_path)
     await check_replay(settings, 24, monkeypatch)
