@@ -6,6 +6,7 @@ through Redis)."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 import signal
 import time
 from collections.abc import Iterator
@@ -90,10 +91,11 @@ def stack(
     workdir = Path(tmp_path_factory.mktemp("distributed"))
     distributed = {
         "ARENA_KAFKA_BOOTSTRAP": kafka_bootstrap,
-        "ARENA_TOPIC_PREFIX": f"{topic_prefix}e2e.",
+        # Its own topics and keys: two modules start this stack (one after the other).
+        "ARENA_TOPIC_PREFIX": f"{topic_prefix}e2e{secrets.token_hex(3)}.",
         "ARENA_DATABASE_URL": postgres_url,
         "ARENA_REDIS_URL": redis_url,
-        "ARENA_CACHE_PREFIX": redis_prefix,
+        "ARENA_CACHE_PREFIX": f"{redis_prefix}e2e{secrets.token_hex(3)}:",
         "ARENA_PARTITIONS": "2",
         "ARENA_MATCH_RECONNECT_SECONDS": "2",
         "ARENA_MATCH_AI_THINK_MS": "50",
@@ -492,7 +494,13 @@ async def test_one_client_message_is_one_trace_through_the_broker(
         pushes = {s.instance for s in spans if s.name == "arena.match.views process"}
         return wanted <= {(s.service, s.name) for s in spans} and len(pushes) == 2
 
-    await until("the trace reached every service and both gateways", pushed_by_both)
+    try:
+        await until("the trace reached every service and both gateways", pushed_by_both)
+    except AssertionError:
+        spans = receiver.trace(root.trace_id)
+        seen = {(s.service, s.name, s.instance) for s in spans}
+        missing = wanted - {(s.service, s.name) for s in spans}
+        raise AssertionError(f"missing {sorted(missing)}; seen {sorted(seen)}") from None
     await asyncio.sleep(0.5)  # the exporters' next batch: the rest of the trace
     spans = receiver.trace(root.trace_id)
     ids = {s.span_id for s in spans}

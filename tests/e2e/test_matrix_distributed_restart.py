@@ -23,7 +23,8 @@ from arena_runtime.config import Settings
 from arena_runtime.envelope import SCHEMAS
 
 from tests.e2e.test_distributed import SERVICES, Stack, signed_in
-from tests.e2e.test_distributed import stack as stack  # the fixture
+from tests.e2e.test_distributed import receiver as receiver  # the fixtures
+from tests.e2e.test_distributed import stack as stack
 from tests.e2e.test_relayed_games import match_events, matrix_room, next_push
 from tests.processes.arena_process import run_to_exit
 from tests.processes.test_matrix_restart_mid_episode import EPISODE, order_beat
