@@ -249,3 +249,33 @@ def test_a_detail_span_is_made_only_while_spans_are_exported(
     # Either way the trace goes on: the same trace id is current inside.
     assert inner.get_span_context().trace_id == outer.get_span_context().trace_id
     assert (inner is not outer) == exporting
+
+
+async def test_commands_handled_together_each_get_a_publish_span_in_their_own_trace(
+    log: EventLog, spans: InMemorySpanExporter
+) -> None:
+    """Two moves decided in one batch are appended at once; each move's trace still shows its
+    events being published (an operator following one move sees every step of it)."""
+    suffix = uuid.uuid4().hex[:8]
+    events = f"events.{suffix}"
+    await log.create_topics([TopicSpec(events, 1)])
+    runner = StreamRunner(log, events, initial=initial, apply=apply, decide=decide, codec=CODEC)
+    commands, trace_ids = [], []
+    for number in (1, 2):
+        with telemetry.tracer().start_as_current_span(f"request {number}") as request:
+            commands.append(
+                new_command(
+                    f"t-{number}", {"amount": number}, type="tally.Add", schemas=CODEC.schemas
+                )
+            )
+        trace_ids.append(request.get_span_context().trace_id)
+    answers = await runner.handle_batch(commands)
+    assert all(answer.accepted for answer in answers)
+    assert len(await log.read(events, 0, 0)) == 2
+    for trace_id in trace_ids:
+        published = [
+            s
+            for s in spans.get_finished_spans()
+            if s.context.trace_id == trace_id and s.name == f"{events} publish"
+        ]
+        assert [s.kind for s in published] == [SpanKind.PRODUCER], trace_id

@@ -39,14 +39,14 @@ import asyncio
 import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from itertools import islice
 from typing import Any, Generic, TypeVar
 
 from google.protobuf.message import Message
-from opentelemetry import trace
-from opentelemetry.trace import Link, SpanKind
+from opentelemetry.trace import SpanKind
 
 from arena_runtime import metrics, telemetry
 from arena_runtime.envelope import CODEC, Codec, Command, Event, new_id, now
@@ -742,30 +742,30 @@ class StreamRunner(Generic[S]):
         """Append events to one partition in one call; returns them as written.
 
         Unless ``traced`` (each carries its own command's context already), the events carry
-        the context of the publish span. Traced, the publish span is in the first event's
-        trace, linked to the others'.
+        the context of the publish span. Traced, each trace among the events gets a publish span
+        of its own (commands of several moves handled together are appended at once).
         """
-        parent, links = None, []
-        if traced and telemetry.exporting():
-            contexts = list(dict.fromkeys((e.traceparent, e.tracestate) for e in events))
-            parent = telemetry.context_of(*contexts[0])
-            links = [
-                Link(trace.get_current_span(telemetry.context_of(*c)).get_span_context())
-                for c in contexts[1:]
-            ]
-        with telemetry.detail_span(
-            f"{self.topic} publish",
-            context=parent,
-            links=links,
-            kind=SpanKind.PRODUCER,
-            attributes={
-                "messaging.system": "kafka",
-                "messaging.operation.type": "send",
-                "messaging.destination.name": self.topic,
-                "messaging.destination.partition.id": str(partition),
-                "messaging.batch.message_count": len(events),
-            },
-        ):
+        attributes = {
+            "messaging.system": "kafka",
+            "messaging.operation.type": "send",
+            "messaging.destination.name": self.topic,
+            "messaging.destination.partition.id": str(partition),
+            "messaging.batch.message_count": len(events),
+        }
+        publish: AbstractContextManager[object]
+        if traced:
+            traces = dict.fromkeys((e.traceparent, e.tracestate) for e in events)
+            publish = telemetry.record_spans(
+                f"{self.topic} publish",
+                [telemetry.context_of(*c) for c in traces] if telemetry.exporting() else [],
+                attributes,
+                kind=SpanKind.PRODUCER,
+            )
+        else:
+            publish = telemetry.detail_span(
+                f"{self.topic} publish", kind=SpanKind.PRODUCER, attributes=attributes
+            )
+        with publish:
             if not traced:
                 traceparent, tracestate = telemetry.current_trace()
                 events = [

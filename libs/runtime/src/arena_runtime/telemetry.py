@@ -95,18 +95,24 @@ def exporting() -> bool:
 
 @contextlib.contextmanager
 def record_spans(
-    name: str, parents: Sequence[otel_context.Context], attributes: dict[str, Any]
+    name: str,
+    parents: Sequence[otel_context.Context],
+    attributes: dict[str, Any],
+    kind: SpanKind = SpanKind.CONSUMER,
 ) -> Iterator[list[tuple[str, str]]]:
-    """One consumer span per record of a batch handled at once, each the child of its own
+    """One span per record of a batch handled (or written) at once, each the child of its own
     record's trace and open around the whole block; yields each span's (traceparent,
     tracestate), for what the record causes to carry on. Only while spans are exported
     (otherwise yields [] and the records' own contexts go on).
+
+    One per trace rather than one for the batch linked to the others: each client message's
+    trace then shows its own step, whatever else shared the poll or the append.
     """
     if not _exporting:
         yield []
         return
     spans = [
-        tracer().start_span(name, context=parent, kind=SpanKind.CONSUMER, attributes=attributes)
+        tracer().start_span(name, context=parent, kind=kind, attributes=attributes)
         for parent in parents
     ]
     carried = []
