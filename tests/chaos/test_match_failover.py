@@ -30,6 +30,7 @@ from tests.chaos.test_match_restarts import (
     _play,
     assert_every_original_answered_once,
 )
+from tests.harness.postgres import database_of_its_own
 from tests.processes.arena_process import ArenaProcess, arena_env, free_port
 from tests.services.match.harness import BOB, MatchClient, create
 
@@ -89,7 +90,7 @@ async def env(
         0,
         ARENA_KAFKA_BOOTSTRAP=kafka_bootstrap,
         ARENA_TOPIC_PREFIX=f"{topic_prefix}failover.",
-        ARENA_DATABASE_URL=postgres_url,
+        ARENA_DATABASE_URL=database_of_its_own(postgres_url),
         ARENA_REDIS_URL=redis_url,
         ARENA_PARTITIONS=str(PARTITIONS),
         ARENA_MATCH_AI_THINK_MS="50",

@@ -26,7 +26,7 @@ from sqlalchemy import text
 
 from tests.chaos.test_rolling_restart import Game, Stack, assert_in_the_log, end_games, new_game
 from tests.harness.kafka import ConsumerTimings, TansuBroker
-from tests.harness.postgres import LocalPostgres, server_binaries
+from tests.harness.postgres import LocalPostgres, database_of_its_own, server_binaries
 from tests.harness.support import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis]
@@ -151,7 +151,7 @@ async def test_redis_stopped_and_restarted(
         topic_prefix,
         kafka_consumer_timings,
         "redis-outage",
-        ARENA_DATABASE_URL=postgres_url,
+        ARENA_DATABASE_URL=database_of_its_own(postgres_url),
         ARENA_REDIS_URL=private_redis.url,
     )
     try:
@@ -355,7 +355,7 @@ async def test_the_broker_cut_off_and_back(
         "",
         ConsumerTimings(session_timeout_ms=3_000, heartbeat_interval_ms=300),
         "broker-outage",
-        ARENA_DATABASE_URL=postgres_url,
+        ARENA_DATABASE_URL=database_of_its_own(postgres_url),
         ARENA_REDIS_URL=redis_url,
         ARENA_CACHE_PREFIX=f"{redis_prefix}broker-outage:",
     )

@@ -38,6 +38,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from tests.e2e.client import Player
 from tests.harness.kafka import ConsumerTimings
+from tests.harness.postgres import database_of_its_own
 from tests.processes.arena_process import ArenaProcess, arena_env, free_port
 from tests.services.match.harness import MatchClient
 
@@ -303,7 +304,7 @@ def stack(
         {
             "ARENA_KAFKA_BOOTSTRAP": kafka_bootstrap,
             "ARENA_TOPIC_PREFIX": f"{topic_prefix}rolling.",
-            "ARENA_DATABASE_URL": postgres_url,
+            "ARENA_DATABASE_URL": database_of_its_own(postgres_url),
             "ARENA_REDIS_URL": redis_url,
             "ARENA_CACHE_PREFIX": f"{redis_prefix}rolling:",
             "ARENA_PARTITIONS": str(PARTITIONS),

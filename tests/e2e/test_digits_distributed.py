@@ -18,6 +18,7 @@ from arena_games.digits.bot import DigitsBot
 
 from tests.e2e.client import Player
 from tests.e2e.digits import play
+from tests.harness.postgres import database_of_its_own
 from tests.processes.arena_process import ArenaProcess, arena_env, free_port
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
@@ -60,7 +61,7 @@ def stack(
     env = {
         "ARENA_KAFKA_BOOTSTRAP": kafka_bootstrap,
         "ARENA_TOPIC_PREFIX": f"{topic_prefix}digits{secrets.token_hex(3)}.",
-        "ARENA_DATABASE_URL": postgres_url,
+        "ARENA_DATABASE_URL": database_of_its_own(postgres_url),
         "ARENA_REDIS_URL": redis_url,
         "ARENA_CACHE_PREFIX": redis_prefix,
         "ARENA_PARTITIONS": "2",

@@ -38,6 +38,7 @@ from tests.e2e.maze import (
     whole_maze,
 )
 from tests.harness.otlp import OtlpReceiver, ReceivedSpan, until
+from tests.harness.postgres import database_of_its_own
 from tests.processes.arena_process import ArenaProcess, arena_env, free_port, run_to_exit
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
@@ -93,7 +94,7 @@ def stack(
         "ARENA_KAFKA_BOOTSTRAP": kafka_bootstrap,
         # Its own topics and keys: two modules start this stack (one after the other).
         "ARENA_TOPIC_PREFIX": f"{topic_prefix}e2e{secrets.token_hex(3)}.",
-        "ARENA_DATABASE_URL": postgres_url,
+        "ARENA_DATABASE_URL": database_of_its_own(postgres_url),
         "ARENA_REDIS_URL": redis_url,
         "ARENA_CACHE_PREFIX": f"{redis_prefix}e2e{secrets.token_hex(3)}:",
         "ARENA_PARTITIONS": "2",

@@ -169,17 +169,42 @@ def postgres_server() -> Iterator[URL]:
         local.stop()
 
 
+#: The session's server, and the databases made on it (each dropped at the session's end).
+_SESSION: dict[str, URL] = {}
+_MADE: list[str] = []
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     with postgres_server() as server:
-        name = f"arena_test_{secrets.token_hex(6)}"
-        run_sync(lambda: _admin(server, f'CREATE DATABASE "{name}"'))
+        _SESSION["server"] = server
         try:
-            yield server.set(drivername="postgresql+asyncpg", database=name).render_as_string(
-                hide_password=False
-            )
+            yield database_of_its_own()
         finally:
-            run_sync(lambda: _admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            drops = [f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)' for name in _MADE]
+            _MADE.clear()
+
+            async def drop_all() -> None:
+                for drop in drops:
+                    await _admin(server, drop)
+
+            run_sync(drop_all)
+            _SESSION.clear()
+
+
+def database_of_its_own(postgres_url: str | None = None) -> str:
+    """A new, empty database on the session's server (``postgres_url`` names the session's; pass
+    it so that the server is up). A stack of services on topics of its own needs one: the
+    projections keep their offsets by topic name, so a stack on another prefix in the same
+    database would take an earlier stack's positions for its own and skip its records."""
+    del postgres_url  # only asked for so that the fixture (the server) is set up first
+    server = _SESSION["server"]
+    name = f"arena_test_{secrets.token_hex(6)}"
+    run_sync(lambda: _admin(server, f'CREATE DATABASE "{name}"'))
+    _MADE.append(name)
+    return server.set(drivername="postgresql+asyncpg", database=name).render_as_string(
+        hide_password=False
+    )
 
 
 async def empty_postgres(url: str) -> None:

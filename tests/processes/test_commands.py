@@ -5,16 +5,13 @@ read."""
 from __future__ import annotations
 
 import re
-import secrets
 import signal
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import arena_match.service
 import arena_matchmaking.service
 import arena_rating.service
-import asyncpg
 import pytest
 from arena_cli.commands.serve import SERVICES
 from arena_runtime import topics
@@ -24,9 +21,9 @@ from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.sql.engine import SQLITE_FILE
 from arena_runtime.sql.stream_activity import EVENT_TOPICS
 from arena_runtime.topics import ensure_topics
-from sqlalchemy.engine import make_url
 
 from tests.harness.kafka import ConsumerTimings
+from tests.harness.postgres import database_of_its_own
 from tests.processes.arena_process import ArenaProcess, arena_env, free_port
 
 # Per consumer group, the topics it reads: commands in a group named after the service, events
@@ -133,19 +130,9 @@ def test_single_service_command_answers_health_and_stops(tmp_path: Path, name: s
 
 
 @pytest.fixture
-async def own_database(postgres_url: str) -> AsyncIterator[str]:
+def own_database(postgres_url: str) -> str:
     """A database of this test's own: serving migrates it, which must not touch other tests'."""
-    url = make_url(postgres_url)
-    name = f"arena_proc_{secrets.token_hex(4)}"
-    admin = await asyncpg.connect(
-        host=url.host, port=url.port, user=url.username, password=url.password, database="postgres"
-    )
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-        yield url.set(database=name).render_as_string(hide_password=False)
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await admin.close()
+    return database_of_its_own(postgres_url)
 
 
 @pytest.mark.kafka

@@ -20,6 +20,7 @@ from arena_runtime.sql import create_engine
 from sqlalchemy import select
 
 from tests.e2e.client import Player
+from tests.harness.postgres import database_of_its_own
 from tests.processes.arena_process import ArenaProcess, arena_env, free_port
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
@@ -35,12 +36,14 @@ def two_gateways(
     postgres_url: str,
     redis_url: str,
     redis_prefix: str,
-) -> Iterator[tuple[str, str]]:
-    """Two `arena gateway` processes (and `arena projections`) sharing broker, database, cache."""
+) -> Iterator[tuple[str, str, str]]:
+    """Two `arena gateway` processes (and `arena projections`) sharing broker, database, cache;
+    their URLs and the database's."""
+    database = database_of_its_own(postgres_url)
     shared = {
         "ARENA_KAFKA_BOOTSTRAP": kafka_bootstrap,
         "ARENA_TOPIC_PREFIX": f"{topic_prefix}acct{secrets.token_hex(3)}.",
-        "ARENA_DATABASE_URL": postgres_url,
+        "ARENA_DATABASE_URL": database,
         "ARENA_REDIS_URL": redis_url,
         "ARENA_CACHE_PREFIX": redis_prefix,
         "ARENA_PARTITIONS": "2",
@@ -56,7 +59,7 @@ def two_gateways(
                 processes[0].wait_until("/readyz", 200)  # migrates the database first
         for process in processes:
             process.wait_until("/readyz", 200)
-        yield processes[1].url, processes[2].url
+        yield processes[1].url, processes[2].url, database
     finally:
         for process in processes:
             process.terminate()
@@ -85,9 +88,9 @@ async def closed_in_projection(postgres_url: str, digest: str) -> None:
 
 
 async def test_sessions_and_sign_out_hold_across_instances(
-    two_gateways: tuple[str, str], postgres_url: str, redis_url: str, redis_prefix: str
+    two_gateways: tuple[str, str, str], redis_url: str, redis_prefix: str
 ) -> None:
-    a, b = two_gateways
+    a, b, database = two_gateways
     name = f"multi{secrets.token_hex(4)}"
     async with httpx.AsyncClient(base_url=a) as http:
         made = await http.post("/v1/accounts", json={"username": name, "password": PASSWORD})
@@ -121,7 +124,7 @@ async def test_sessions_and_sign_out_hold_across_instances(
         await socket.close()
 
         # Once the projection has the SessionClosed, losing the tombstone changes nothing.
-        await closed_in_projection(postgres_url, digest)
+        await closed_in_projection(database, digest)
         assert await client.delete(key) == 1
         assert await me(a, token) == 401 and await me(b, token) == 401
     finally:
