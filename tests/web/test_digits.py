@@ -56,6 +56,7 @@ def test_a_whole_digits_game_in_the_browser(browser: Browser, server: str, artif
         shot: set[str] = set()
         typed = False
         moved = False
+        drags = 0  # a few tries in all, so that a drag that never works fails the test
         arranged = False
         reloaded = False
         for _ in range(600):
@@ -96,20 +97,27 @@ def test_a_whole_digits_game_in_the_browser(browser: Browser, server: str, artif
                     )
                 elif (
                     not moved
+                    and drags < 6
                     and page.locator("button.cell[data-cell='1'][draggable=true]").count() == 1
                     and page.locator("button.cell[data-cell='8'][draggable=true]").count() == 0
                 ):
                     # By drag: the digit in cell 1 onto cell 8; by keyboard: back again. The
                     # shop's own clock may close it meanwhile on a slow machine: then the next
                     # round's shop tries again, and the game's end asserts it was done once.
+                    drags += 1
                     page.locator("button.cell[data-cell='1']").drag_to(
                         page.locator("button.cell[data-cell='8']")
                     )
                     shop = "section.digits[data-phase='shop']"
                     dropped = page.locator(f"{shop} button.cell[data-cell='8'][draggable=true]")
-                    expect(
-                        dropped.or_(page.locator("section.digits:not([data-phase='shop'])"))
-                    ).to_have_count(1)
+                    try:
+                        expect(
+                            dropped.or_(page.locator("section.digits:not([data-phase='shop'])"))
+                        ).to_have_count(1, timeout=5_000)
+                    except AssertionError:
+                        # The gesture did not take (seen once in CI, the page still in the shop
+                        # and the digit in cell 1): drag again, as a player would.
+                        continue
                     if dropped.count():
                         page.locator("button.cell[data-cell='8']").focus()
                         page.keyboard.press("Enter")
