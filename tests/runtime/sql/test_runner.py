@@ -6,10 +6,13 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
+from arena_runtime.config import Settings
 from arena_runtime.eventlog import EventLog, OutgoingRecord, Record, TopicPartition, TopicSpec
+from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.sql import (
     Projection,
     ProjectionError,
@@ -19,6 +22,7 @@ from arena_runtime.sql import (
 )
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from structlog.testing import capture_logs
 
 from tests.runtime.sql.ledger import TOPICS, Ledger, create_ledger_table, ledger_rows
 
@@ -287,3 +291,28 @@ async def test_a_step_tells_whether_a_partition_had_more_than_one_batch(
     assert await runner.step() == 40 and runner.filled_a_batch
     assert await runner.step() == 20 and not runner.filled_a_batch
     assert await runner.step() == 0 and not runner.filled_a_batch
+
+
+@pytest.mark.usefixtures("ledger_table")
+async def test_offsets_past_the_end_of_a_new_log_are_reported_once_and_nothing_applied(
+    sessions: async_sessionmaker[AsyncSession], log: EventLog, tmp_path: Path
+) -> None:
+    """The rows were applied from another log (an in-memory broker restarted, topics made again):
+    the runner cannot tell which rows hold, so it applies nothing and says so, once a partition,
+    with the way out."""
+    await fill(log, records_per_topic=30)
+    await ProjectionRunner(Ledger(), log, sessions).catch_up()
+    rows = await ledger_rows(sessions)
+    async with open_event_log(Settings(data_dir=tmp_path / "new-log")) as new_log:
+        await fill(new_log, records_per_topic=6)
+        runner = ProjectionRunner(Ledger(), new_log, sessions)
+        with capture_logs() as logs:
+            assert await runner.step() == 0
+            assert await runner.step() == 0
+    ahead = [entry for entry in logs if entry["log_level"] == "error"]
+    assert len(ahead) == 2 * 3  # each partition of each topic, once
+    assert all("arena rebuild" in entry["event"] for entry in ahead)
+    every = {(topic, partition) for topic in TOPICS for partition in range(3)}
+    assert {(e["topic"], e["partition"]) for e in ahead} == every
+    assert all(e["stored_offset"] > e["end_offset"] for e in ahead)
+    assert await ledger_rows(sessions) == rows

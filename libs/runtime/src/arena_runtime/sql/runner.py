@@ -28,6 +28,8 @@ from arena_runtime.malformed import report_malformed
 from arena_runtime.sql.metadata import projection_offsets
 from arena_runtime.sql.projection import Projection, Skipped, check_projection
 
+log = telemetry.get_logger(__name__)
+
 APPLIED = Counter(
     "arena_projection_records_applied", "Records applied by projections", ["projection"]
 )
@@ -66,6 +68,8 @@ class ProjectionRunner:
         self._next: dict[TopicPartition, int] | None = None
         #: Did the last step read a full batch from some partition (so more is waiting)?
         self.filled_a_batch = False
+        #: Partitions already reported with a stored offset past the log's end.
+        self._ahead: set[TopicPartition] = set()
 
     @property
     def name(self) -> str:
@@ -115,6 +119,8 @@ class ProjectionRunner:
         batches: list[tuple[TopicPartition, int, list[Record]]] = []
         for tp, end in sorted(ends.items(), key=lambda item: (item[0].topic, item[0].partition)):
             start = offsets.get(tp, 0)
+            if start > end and tp not in self._ahead:
+                self._report_ahead(tp, start, end)
             if start >= end:
                 continue
             records = await self._log.read(tp.topic, tp.partition, start, self._batch_size)
@@ -132,6 +138,23 @@ class ProjectionRunner:
             self._next = None
             return 0
         return sum(len(records) for _, _, records in batches)
+
+    def _report_ahead(self, tp: TopicPartition, stored: int, end: int) -> None:
+        """A stored offset past the end of its partition: the log is not the one these rows
+        were applied from (topics made again, an in-memory broker restarted, or the database
+        of another deployment). Nothing new is applied until the log passes the offset, so say
+        so once, with what to do: the runner cannot know which rows are still true."""
+        self._ahead.add(tp)
+        log.error(
+            "projection offsets are past the end of the log: it is not the log these rows were "
+            "applied from; nothing will be applied until it passes them. Rebuild the projection "
+            "from this log (arena rebuild --projection NAME)",
+            projection=self.name,
+            topic=tp.topic,
+            partition=tp.partition,
+            stored_offset=stored,
+            end_offset=end,
+        )
 
     def _spans(
         self, batches: list[tuple[TopicPartition, int, list[Record]]]
