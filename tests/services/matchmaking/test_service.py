@@ -141,6 +141,12 @@ async def test_a_closed_room_forgets_its_answers_after_a_while(
         forgotten = forget_seconds == "0"
         view = runner.view(f"room-{closed.code}")
         assert view is not None and not view.state.is_open and view.sequence == 2
+        # A sweep leaves a room whose partition is deciding a command at that moment (the
+        # leave's follow-ups, say) to the next batch's sweep.
+        for _ in range(20 if forgotten else 0):
+            if view.answers == {}:
+                break
+            await client.command("player-p_carol", pb.CreateRoom(host=player("p_carol")))
         assert (view.answers == {}) is forgotten
         assert runner.view(f"room-{still_open.code}").answers  # type: ignore[union-attr]
         # The same LeaveRoom again, then a marker behind it on the same stream (so, in order):
