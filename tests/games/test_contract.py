@@ -46,6 +46,12 @@ from tests.games.play import START_MS, Played, play, table
 from tests.wire_schemas import check_push
 
 GAMES = STANDARD.names()
+#: The games some seats of which are played by the server (AI or scripted policies), and those
+#: that serve a replay: the tests of those hooks run over these, so none is skipped.
+WITH_SERVER_SEATS = [
+    name for name in GAMES if STANDARD.find(name).seats.min_humans < STANDARD.find(name).seats.seats
+]
+WITH_REPLAY = [name for name in GAMES if STANDARD.find(name).replay is not None]
 WHEN = datetime(2026, 12, 1, tzinfo=UTC)
 
 #: Settings each game must refuse, with the code it refuses them with. A game registered without
@@ -103,18 +109,20 @@ def played(request: pytest.FixtureRequest) -> Played:
     return play(STANDARD.find(request.param), seed=7)
 
 
-@pytest.fixture(scope="module", params=GAMES)
-def played_against_ai(request: pytest.FixtureRequest) -> Played | None:
-    """The same game with one person fewer: AI or scripted seats move through timers (None for
-    a game with no such seats: the tests taking both games then check the first alone)."""
+@pytest.fixture(scope="module", params=WITH_SERVER_SEATS)
+def played_against_ai(request: pytest.FixtureRequest) -> Played:
+    """The same game with one person fewer: AI or scripted seats move through timers."""
     module = STANDARD.find(request.param)
     plan = module.seats
-    if plan.min_humans == plan.seats:
-        return None
     fewer: GameModule[Any] = dataclasses.replace(
         module, seats=dataclasses.replace(plan, max_humans=plan.min_humans)
     )
     return play(fewer, seed=11)
+
+
+def test_the_optional_hooks_are_tested_on_some_game() -> None:
+    """Server-played seats and replays are each some game's (their tests run over those)."""
+    assert WITH_SERVER_SEATS and WITH_REPLAY
 
 
 def seam_schemas() -> Schemas:
@@ -155,9 +163,7 @@ def test_a_game_with_defaults_and_bots_ends_in_a_result(played: Played) -> None:
     assert len(played.steps) > 2
 
 
-def test_ai_and_scripted_seats_play_through_timers(played_against_ai: Played | None) -> None:
-    if played_against_ai is None:
-        pytest.skip("no AI or scripted seats")
+def test_ai_and_scripted_seats_play_through_timers(played_against_ai: Played) -> None:
     timers = [step for step in played_against_ai.steps if step.seat == 0]
     assert timers and played_against_ai.result is not None
 
@@ -383,13 +389,13 @@ def test_a_result_feeds_its_ladder_as_its_ratings_say(played: Played) -> None:
         assert rows, "a game that keeps statistics only adds rows for a played match"
 
 
+@pytest.mark.parametrize("played", WITH_REPLAY, indirect=True)
 def test_a_game_s_replay_is_made_from_its_record(played: Played) -> None:
     """The read API's replay: the module's, from the match's events read through the seam."""
     from arena_runtime.readmodels.queries import MatchRecord, MatchSeat
 
     module = played.module
-    if module.replay is None:
-        pytest.skip(f"{module.name} serves no replay")
+    assert module.replay is not None
     assert played.result is not None
     opened = match_pb2.MatchOpened(
         match_id=played.info.match_id,
@@ -441,10 +447,8 @@ def test_a_game_thinks_only_about_the_commands_it_names(played: Played) -> None:
 
 
 def test_ai_seats_think_only_about_the_commands_their_game_names(
-    played_against_ai: Played | None,
+    played_against_ai: Played,
 ) -> None:
-    if played_against_ai is None:
-        pytest.skip("no AI or scripted seats")
     named = _thinks_only_about_what_it_names(played_against_ai)
     if played_against_ai.module.name == "maths-warriors":
         assert named  # the AI's moves are its timers, thought about
