@@ -5,13 +5,19 @@ checked by axe-core."""
 
 from __future__ import annotations
 
+import asyncio
+import queue
 import re
+import threading
 import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
+from tests.e2e.test_games import room_game
+from tests.harness.support import run_sync
 from tests.web.players import GAME_WAIT_MS, MOVE_WAIT_MS, Person, play_to_the_end
 
 pytestmark = pytest.mark.slow
@@ -220,4 +226,49 @@ def test_against_the_ai_through_a_reload_to_the_end_and_its_replay(
         expect(step).to_contain_text("wins")
         person.check(artifacts, "10-replay")
     finally:
+        person.close()
+
+
+def test_a_replay_opened_during_its_game_shows_once_the_game_ends(
+    browser: Browser, server: str
+) -> None:
+    """The read API answers 409 match_in_progress until the read models have a game's end (right
+    after the last move, for a moment); the replay page waits it out instead of giving up. Here
+    the page is open before the game ends: two protocol clients play it, and resign once the page
+    has asked."""
+    started: queue.Queue[str] = queue.Queue()
+    asked = threading.Event()
+
+    async def game() -> None:
+        seats, snapshot, _ = await room_game(server)
+        match_id = str(snapshot["match_id"])
+        async with httpx.AsyncClient(base_url=server) as http:
+            for _ in range(200):  # until the read models know the match (404 before)
+                if (await http.get(f"/v1/matches/{match_id}/replay")).status_code == 409:
+                    break
+                await asyncio.sleep(0.05)
+        started.put(match_id)
+        try:
+            assert await asyncio.to_thread(asked.wait, 60)
+            await seats[1].ok("resign")
+        finally:
+            for player in seats.values():
+                await player.close()
+
+    players = threading.Thread(target=run_sync, args=(game,), daemon=True)
+    players.start()
+    person = Person.arrive(browser, server)
+    try:
+        page = person.page
+        match_id = started.get(timeout=60)
+        with page.expect_response(lambda r: f"/v1/matches/{match_id}/replay" in r.url) as first:
+            page.goto(f"#/replay/{match_id}")
+        assert first.value.status == 409  # still being played
+        asked.set()
+        step = page.locator("p.step")
+        expect(step).to_have_attribute("data-step", "0")
+        expect(page.get_by_role("alert")).to_have_count(0)
+    finally:
+        asked.set()
+        players.join(timeout=60)
         person.close()

@@ -59,6 +59,19 @@ function toError(status: number, data: unknown): ApiError {
   return new ApiError(status, status === 401 ? "unauthorized" : "error", String(detail ?? status));
 }
 
+/** A match's replay asked for before the read models have it, or have its end: they follow the
+ * log closely, so a page asking right after a game ends tries again a few times. */
+export function notYetReplayed(e: unknown): boolean {
+  return e instanceof ApiError && (e.status === 404 || e.code === "match_in_progress");
+}
+
+/** What a replay page says when it gives up (after notYetReplayed kept answering true). */
+export function replayRefusal(e: unknown): string {
+  if (e instanceof ApiError && e.status === 404) return "No such match.";
+  if (e instanceof ApiError && e.code === "match_in_progress") return "This match is still being played.";
+  return String((e as Error).message);
+}
+
 type Credentials = H.Credentials;
 const enc = encodeURIComponent;
 

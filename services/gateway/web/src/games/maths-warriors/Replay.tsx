@@ -2,7 +2,7 @@
 // (GET /v1/matches/{id}/replay), each with the move that led to it (GET …/events). Step with the
 // buttons, the slider, or ← → Home End.
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, type MatchLog, type MatchReview, type Replay as ReplayData } from "../../shared/api";
+import { api, type MatchLog, type MatchReview, notYetReplayed, type Replay as ReplayData, replayRefusal } from "../../shared/api";
 import { REASONS } from "./match";
 
 type State = ReplayData["states"][number];
@@ -50,9 +50,9 @@ export function Replay(props: { matchId: string }) {
           );
         },
         (e) => {
-          // A game just over may not be in the read models yet: they follow the log closely.
-          if (e instanceof ApiError && e.status === 404 && ++tries < 15) timer = window.setTimeout(load, 1000);
-          else setError(e instanceof ApiError && e.status === 404 ? "No such match." : String(e.message));
+          // A game just over may not be in the read models yet, or not its end (409).
+          if (notYetReplayed(e) && ++tries < 15) timer = window.setTimeout(load, 1000);
+          else setError(replayRefusal(e));
         },
       );
     void load();

@@ -4,7 +4,7 @@
 // End, Space. As the reference's viewer, a seek is an array index: nothing is simulated here.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import type { MatrixEvent, MatrixFrame, MatrixReplay as Doc } from "../../gen/matrix.replay.v1";
-import { ApiError, api } from "../../shared/api";
+import { api, notYetReplayed, replayRefusal } from "../../shared/api";
 import { ALIASES, type Beam, type Cog, DIRECTIONS, LIVERY, Swatch, TokenIcon, Yard, points, tokenMark } from "./yard";
 
 /** The reference's playback speeds. */
@@ -29,8 +29,8 @@ export function MatrixReplayPage(props: { matchId: string }) {
           else setDoc(d);
         },
         (e) => {
-          if (e instanceof ApiError && e.status === 404 && ++tries < 15) timer = window.setTimeout(load, 1000);
-          else setError(e instanceof ApiError && e.status === 404 ? "No such match." : String((e as Error).message));
+          if (notYetReplayed(e) && ++tries < 15) timer = window.setTimeout(load, 1000);
+          else setError(replayRefusal(e));
         },
       );
     void load();
