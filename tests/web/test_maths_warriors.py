@@ -268,6 +268,7 @@ def test_a_replay_opened_during_its_game_shows_once_the_game_ends(
         step = page.locator("p.step")
         expect(step).to_have_attribute("data-step", "0")
         expect(page.get_by_role("alert")).to_have_count(0)
+        person.assert_quiet_console()  # the 409s asked through are the only refusals
     finally:
         asked.set()
         players.join(timeout=60)
