@@ -754,12 +754,18 @@ class StreamRunner(Generic[S]):
         }
         publish: AbstractContextManager[object]
         if traced:
-            traces = dict.fromkeys((e.traceparent, e.tracestate) for e in events)
+            # The events' distinct traces are only looked for while spans are exported: this
+            # is every move's append.
+            parents = (
+                [
+                    telemetry.context_of(*c)
+                    for c in dict.fromkeys((e.traceparent, e.tracestate) for e in events)
+                ]
+                if telemetry.exporting()
+                else []
+            )
             publish = telemetry.record_spans(
-                f"{self.topic} publish",
-                [telemetry.context_of(*c) for c in traces] if telemetry.exporting() else [],
-                attributes,
-                kind=SpanKind.PRODUCER,
+                f"{self.topic} publish", parents, attributes, kind=SpanKind.PRODUCER
             )
         else:
             publish = telemetry.detail_span(
