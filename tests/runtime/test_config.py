@@ -65,6 +65,7 @@ def test_settings_are_immutable() -> None:
         ("ARENA_GC_FREEZE_SECONDS", "-1", "greater than or equal to 0"),
         ("ARENA_KAFKA_FETCH_WAIT_MS", "0", "greater than or equal to 1"),
         ("ARENA_PROJECTION_LINGER_MS", "-1", "greater than or equal to 0"),
+        ("ARENA_EVENT_CONSUMER_LINGER_MS", "10001", "less than or equal to 10000"),
         ("ARENA_KAFKA_BOOTSTRAP", "localhost", "host:port"),
         ("ARENA_KAFKA_BOOTSTRAP", "a:9092,b:port", "host:port"),
         ("ARENA_DATABASE_URL", "mysql://db/arena", "postgresql+asyncpg://"),

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from arena_runtime import metrics
+from arena_runtime import consumer_loop, metrics
 from arena_runtime.config import load_settings
 from arena_runtime.consumer_loop import ConsumerLoop
 from arena_runtime.envelope import Codec, Command, Schemas
@@ -24,7 +24,7 @@ from arena_runtime.eventlog import (
 )
 from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.host.catchup import CatchUp
-from arena_runtime.host.consume import CommitWatcher
+from arena_runtime.host.consume import CommitWatcher, ConsumeWorker
 from structlog.testing import capture_logs
 
 from tests.runtime.conftest import OpenLog
@@ -343,6 +343,112 @@ async def test_commit_behind_handles_the_next_poll_while_the_last_commit_is_in_f
         # One commit at a time, offsets only forward: the second carries what came meanwhile.
         assert [c[tp] for c in consumer.commits] == [1, 3]
     finally:
+        await consumer.stop()
+
+
+async def test_a_busy_member_commits_in_the_background_once_an_interval(
+    log: EventLog, unique_topic: str, group: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Polls a move apart each found a record: their commits are COMMIT_INTERVAL_S apart, not
+    one a poll (each was a write to the log); a flush commits what waits at once."""
+    monkeypatch.setattr(consumer_loop, "COMMIT_INTERVAL_S", 0.4)
+    seen: list[str] = []
+    consumer = HeldCommits(log.consumer(group, [unique_topic]))
+    consumer.gate.set()
+    await consumer.start()
+    tp = TopicPartition(unique_topic, 0)
+    try:
+        loop = ConsumerLoop(
+            consumer,
+            group=group,
+            decode=READER.decode_command,
+            handler=collecting(seen),
+            commit_behind=True,
+        )
+        started = asyncio.get_running_loop().time()
+        for number in range(12):
+            await append_values(log, unique_topic, [command_record(f"c{number}")])
+            await run_until(loop, lambda n=number: len(seen) == n + 1)
+            await asyncio.sleep(0.05)
+        elapsed = asyncio.get_running_loop().time() - started
+        assert len(consumer.commits) <= elapsed / 0.4 + 1, consumer.commits
+        await loop.flush()
+        assert await consumer.committed(tp) == 12
+    finally:
+        await consumer.stop()
+
+
+async def test_a_lingering_member_takes_a_steady_stream_in_few_polls(
+    log: EventLog, unique_topic: str, group: str
+) -> None:
+    """``linger``: a member no player waits on (a room waiting for its match's end) lets records
+    gather between polls, instead of a poll, a commit and a wake-up per record."""
+    seen: list[str] = []
+    all_seen = asyncio.Event()
+
+    async def handle(command: Command, record: Record) -> None:
+        seen.append(command.command_id)
+        if len(seen) == 20:
+            all_seen.set()
+
+    worker = ConsumeWorker(log, group, [unique_topic], READER.decode_command, handle, linger=0.3)
+    polls: list[int] = []
+    run_once = worker._loop.run_once
+
+    async def counted() -> int:
+        found = await run_once()
+        if found:
+            polls.append(found)
+        return found
+
+    worker._loop.run_once = counted  # type: ignore[method-assign]
+    await worker.start()
+    running = asyncio.create_task(worker.run())
+    try:
+        for number in range(20):
+            await append_values(log, unique_topic, [command_record(f"c{number}")])
+            await asyncio.sleep(0.03)
+        await asyncio.wait_for(all_seen.wait(), 30)
+    finally:
+        worker.request_stop()
+        await running
+    assert sorted(seen) == sorted(f"c{n}" for n in range(20))
+    assert len(polls) <= 6, polls  # about 0.6 s of records over 0.3 s lingers, not 20 polls
+
+
+async def test_a_busy_member_s_lag_series_refresh_on_a_schedule_and_settle_when_it_is_idle(
+    log: EventLog, unique_topic: str, group: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asking every partition's lag after each of a busy member's polls cost a few percent of
+    a move: the series follow it every LAG_REFRESH_SECONDS, and at once when a poll comes back
+    empty (caught up)."""
+    monkeypatch.setattr(metrics, "LAG_REFRESH_SECONDS", 0.3)
+    labels = {"group": group, "topic": unique_topic, "partition": "0"}
+    watch = metrics.ConsumerWatch(group)
+    consumer = log.consumer(group, [unique_topic])
+    await consumer.start()
+    try:
+        await append_values(log, unique_topic, [command_record(f"c{n}") for n in range(10)])
+        taken = 0
+        while not taken:
+            taken = len(await consumer.poll(timeout_ms=500, max_records=2))
+        await watch.observe(consumer, taken)
+        first = metrics.sample("arena_consumer_partition_lag", labels)
+        assert first == 10 - taken
+        taken += len(await consumer.poll(timeout_ms=500, max_records=2))
+        await watch.observe(consumer, 2)
+        assert metrics.sample("arena_consumer_partition_lag", labels) == first  # not yet
+        await asyncio.sleep(0.3)
+        taken += len(await consumer.poll(timeout_ms=500, max_records=2))
+        await watch.observe(consumer, 2)
+        assert metrics.sample("arena_consumer_partition_lag", labels) == 10 - taken
+        while taken < 10:
+            taken += len(await consumer.poll(timeout_ms=500, max_records=10))
+        assert await consumer.poll(timeout_ms=100) == []
+        await watch.observe(consumer, 0)
+        assert metrics.sample("arena_consumer_partition_lag", labels) == 0
+    finally:
+        watch.close()
         await consumer.stop()
 
 

@@ -164,6 +164,13 @@ class Settings(BaseSettings):
         le=60_000,
         description="How long a busy projection gathers records before its next transaction.",
     )
+    event_consumer_linger_ms: int = Field(
+        50,
+        ge=0,
+        le=10_000,
+        description="How long a reader of another service's events that no player waits on "
+        "(a match's end for its room, a result for the ladder) gathers records between polls.",
+    )
     cache_prefix: str = Field("arena:", description="Prepended to every Redis key and channel.")
     # -- gateway (docs/protocol.md) --------------------------------------------------------
     allowed_origins: str = Field(

@@ -33,6 +33,9 @@ is already handled: the commit is a round trip to the log that used to sit betwe
 polls of a busy consumer. One commit is in flight at a time (offsets only ever move forward);
 what a crash leaves uncommitted is redelivered, as before. A handler's failure, a cancellation
 and :meth:`ConsumerLoop.flush` (call it before stopping the consumer) still commit at once.
+Background commits are at least ``COMMIT_INTERVAL_S`` apart: a busy member's polls come one
+move apart, and a commit each was a write to the log and a task each time; what waits is
+redelivered after a crash, which the stream rules make harmless.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ Handler = Callable[[T, Record], Awaitable[object]]
 BatchHandler = Callable[[list[tuple[T, Record]]], Awaitable[object]]
 
 log = telemetry.get_logger(__name__)
+
+#: The least time between two background commits of one member (see the module's docstring).
+COMMIT_INTERVAL_S = 0.05
 
 
 class ConsumerLoop(Generic[T]):
@@ -91,6 +97,8 @@ class ConsumerLoop(Generic[T]):
         self.commit_behind = commit_behind
         self._to_commit: dict[TopicPartition, int] = {}
         self._committer: asyncio.Task[None] | None = None
+        #: When the last background commit began (monotonic seconds).
+        self._committed_at = -COMMIT_INTERVAL_S
         #: Pipelined: each partition's records wait in its lane, handled by the lane's task.
         self.pipelined = pipelined
         self.max_in_flight = max_in_flight
@@ -144,7 +152,14 @@ class ConsumerLoop(Generic[T]):
         up what is pending when it is done)."""
         self._reap_committer()
         if self._to_commit and self._committer is None:
-            self._committer = asyncio.create_task(self._commit_pending())
+            self._committer = asyncio.create_task(self._commit_in_turn())
+
+    async def _commit_in_turn(self) -> None:
+        wait = self._committed_at + COMMIT_INTERVAL_S - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        self._committed_at = time.monotonic()
+        await self._commit_pending()
 
     def _reap_committer(self) -> None:
         if self._committer is not None and self._committer.done():

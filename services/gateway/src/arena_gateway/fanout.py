@@ -110,7 +110,7 @@ class FanoutReader:
             while not self._stopping.is_set():
                 await self._position(consumer)
                 records = await consumer.poll(timeout_ms=POLL_TIMEOUT_MS)
-                await self._watch.observe(consumer)
+                await self._watch.observe(consumer, len(records))
                 for topic in {record.topic for record in records}:
                     stamps = (r.timestamp_ms for r in records if r.topic == topic)
                     metrics.observe_age(topic, AGE_GROUP, stamps)

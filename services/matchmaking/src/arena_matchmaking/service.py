@@ -48,6 +48,7 @@ def build_workers(
             matchmaking.handle_match_event,
             name=f"{NAME}:events",
             concurrent_partitions=True,
+            linger=settings.event_consumer_linger_ms / 1000,
         ),
         matchmaking.timers,
     ]

@@ -168,7 +168,14 @@ async def build_service(runtime: Runtime) -> Service:
     seconds = runtime.settings.rating_snapshot_seconds
     workers: list[Worker] = [
         LadderCommands(runtime.log, runner, store, seconds),
-        event_worker(runtime.log, NAME, EVENTS, reader.handle, codec=READING),
+        event_worker(
+            runtime.log,
+            NAME,
+            EVENTS,
+            reader.handle,
+            codec=READING,
+            linger=runtime.settings.event_consumer_linger_ms / 1000,
+        ),
         SeasonClock(runtime.log),
         credits.prize_worker(runtime.log, NAME),
     ]

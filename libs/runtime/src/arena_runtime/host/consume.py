@@ -8,6 +8,7 @@ watching the offsets the loop commits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -48,10 +49,16 @@ class ConsumeWorker(Generic[T]):
         batch_handler: BatchHandler[T] | None = None,
         pipelined: bool = False,
         on_gain: Callable[[int], Awaitable[object]] | None = None,
+        linger: float = 0.0,
     ) -> None:
         """``on_gain(partition)``: run for each partition of the first topic when the group
         gives it to this member, before the member counts as ready (a stream runner reading the
-        partition's streams then, not at the first command that needs them: see run)."""
+        partition's streams then, not at the first command that needs them: see run).
+
+        ``linger`` (seconds): after a poll that found records but did not fill a batch, wait
+        this long before the next, so that a member nobody waits on (one reading every move's
+        events for a game's end) handles many moves per poll, commit and wake-up instead of
+        one. Zero for members on a player's path."""
         self.name = name or f"consume:{group}"
         self.group = group
         self.topics = list(topics)
@@ -70,6 +77,7 @@ class ConsumeWorker(Generic[T]):
             pipelined=pipelined,
         )
         self._stopping = asyncio.Event()
+        self._linger = linger
         self._on_gain = on_gain
         #: Partitions of the first topic on_gain has run for since this member got them.
         self._gained: set[int] = set()
@@ -81,10 +89,13 @@ class ConsumeWorker(Generic[T]):
     async def run(self) -> None:
         try:
             while not self._stopping.is_set():
-                await self._loop.run_once()
+                handled = await self._loop.run_once()
                 await self.catch_up.observe_assignment(self._consumer)
                 await self._load_gained()
                 self.after_poll()
+                if self._linger and 0 < handled < self._loop.max_records:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stopping.wait(), self._linger)
         finally:
             await self._loop.flush()
             await self._consumer.stop()
@@ -151,15 +162,22 @@ def event_worker(
     handler: Handler[Event] = ignore,
     *,
     codec: Codec = CODEC,
+    linger: float = 0.0,
 ) -> ConsumeWorker[Event]:
     """The service's member of its event group, ``<service>.events``.
 
     A group of its own, apart from the commands, so each group's members share one subscription.
     ``codec`` decodes the events (a reader of another registry: e.g. the games' legacy types
-    read as the types they became).
+    read as the types they became); ``linger``: see ConsumeWorker.
     """
     return ConsumeWorker(
-        log, f"{service}.events", topics, codec.decode_event, handler, name=f"{service}:events"
+        log,
+        f"{service}.events",
+        topics,
+        codec.decode_event,
+        handler,
+        name=f"{service}:events",
+        linger=linger,
     )
 
 
@@ -185,7 +203,7 @@ class CommitWatcher(Consumer):
 
     async def poll(self, timeout_ms: int = 1000, max_records: int = 500) -> list[Record]:
         records = await self._inner.poll(timeout_ms, max_records)
-        await self._watch.observe(self._inner)
+        await self._watch.observe(self._inner, len(records))
         return records
 
     async def lag(self) -> dict[TopicPartition, int]:
