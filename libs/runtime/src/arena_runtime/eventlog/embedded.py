@@ -528,12 +528,11 @@ class EmbeddedEventLog(EventLog):
                 # New, or someone else appended here since: a new run, so that the tail never
                 # spans a record this log has not seen.
                 tail = tails[slot] = _Tail(offset)
-            if type(headers) is not tuple or (
-                headers and (len(headers) > 1 or type(headers[0]) is not tuple)
-            ):
-                # Not (or not surely) the tuple of tuples a read from the file returns. The usual
-                # none or one (the trace context) is kept as given: a decoded copy would cost
-                # four objects per record, freed long after, when they have left the CPU caches.
+            if type(headers) is not tuple or not all(type(pair) is tuple for pair in headers):
+                # Not the tuple of (str, bytes) tuples a read from the file returns (append has
+                # checked the pairs' types). The usual one, the envelope's CloudEvents headers, is
+                # kept as given: decoding the blob again cost a move more than the check, and a
+                # copy is objects freed long after, when they have left the CPU caches.
                 headers = decode_headers(blob)
             # Equal to what read_partition builds from the row.
             tail.add(new(Record, (name, partition, offset, key, value, headers, written_ms)), size)
