@@ -140,3 +140,61 @@ def test_a_maze_game_two_browser_players_and_an_observer(
     finally:
         for person in (host, guest, observer):
             person.close()
+
+
+def test_a_maze_player_keeps_the_map_they_revealed_across_a_reload(
+    browser: Browser, server: str
+) -> None:
+    """A reload gets a snapshot of the current view only: the page keeps the cells seen before
+    (in the tab's sessionStorage) and draws them again; the game's end forgets them."""
+    host = Person.arrive(browser, server, "/#/maze")
+    guest = Person.arrive(browser, server, "/#/")
+    try:
+        page = host.page
+        page.get_by_label("Cooldown (ms)").fill("0")
+        page.get_by_label("Countdown (ms)").fill("0")
+        page.get_by_role("button", name="Create room").click()
+        code = page.locator("[data-room-code]").get_attribute("data-room-code", timeout=20_000)
+        guest.page.goto(f"/#/maze/join/{code}")
+        board = page.locator("section.maze")
+        expect(board).to_have_attribute("data-phase", "playing", timeout=30_000)
+        expect(board).to_have_attribute("data-role", "1")
+
+        def seen() -> set[tuple[str, str]]:
+            return {
+                (str(r.get_attribute("x")), str(r.get_attribute("y")))
+                for r in page.locator("rect.maze-seen").all()
+            }
+
+        # Walk on (never straight back) until some cell seen is out of sight.
+        back = {"N": "S", "S": "N", "E": "W", "W": "E"}
+        keys = {"N": "ArrowUp", "E": "ArrowRight", "S": "ArrowDown", "W": "ArrowLeft"}
+        came = ""
+        for _ in range(12):
+            if page.locator("rect.maze-seen").count() > page.locator("rect.maze-visible").count():
+                break
+            enabled = [
+                str(b.get_attribute("class")).split("-")[-1]
+                for b in page.locator("button.move:enabled").all()
+            ]
+            direction = next((d for d in enabled if d != back.get(came)), enabled[0])
+            before = board.get_attribute("data-seq")
+            page.keyboard.press(keys[direction])
+            expect(board).not_to_have_attribute("data-seq", str(before))
+            came = direction
+        explored = seen()
+        assert len(explored) > page.locator("rect.maze-visible").count()
+
+        page.reload()
+        expect(board).to_have_attribute("data-phase", "playing", timeout=30_000)
+        expect(page.locator("rect.maze-seen")).to_have_count(len(explored))
+        assert seen() == explored
+
+        page.on("dialog", lambda d: d.accept())
+        page.get_by_role("button", name="Resign").click()
+        expect(page.locator("p.step[data-result]")).to_have_count(1)
+        assert page.evaluate("() => sessionStorage.getItem('arena.maze.seen')") is None
+        host.assert_quiet_console()
+    finally:
+        host.close()
+        guest.close()

@@ -8,7 +8,7 @@ import { socket } from "../../shared/connection";
 import { useStore } from "../../shared/store";
 import type { Room } from "../../shared/rooms";
 import type { Playing } from "../GamePage";
-import { MazeMatch } from "./live";
+import { MazeMatch, forgetSeen } from "./live";
 import { type Direction, type MazeObject, type View, open } from "./view";
 
 const matches = new Map<string, MazeMatch>();
@@ -103,7 +103,13 @@ function Match(props: { room: Room; matchId: string }) {
         </div>
       </div>
       {view.phase === "over" && (
-        <button type="button" onClick={() => props.room.leave()}>
+        <button
+          type="button"
+          onClick={() => {
+            forgetSeen();
+            void props.room.leave();
+          }}
+        >
           Back to the lobby
         </button>
       )}
