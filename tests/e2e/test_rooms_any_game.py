@@ -36,7 +36,12 @@ async def test_a_matrix_room_two_players_a_fill_a_watcher_and_the_start(url: str
     await guest.ok("join_room", code=code)
     assert (await host.push("lobby", event="room_joined"))["data"]["player"]["player_id"]
     watched = await watcher.ok("watch_room", code=code)
+    seats = watched.pop("seats")
     assert watched == {"code": code, "status": "waiting", "match_id": None}
+    assert [(s["seat"], s["player_id"], s["policy"]) for s in seats] == [
+        (1, host.player_id, ""),
+        (2, guest.player_id, ""),
+    ]
     assert await error_code(guest, "fill_seat", policy="counter") == "not_host"
     assert await error_code(host, "fill_seat", policy="minimax") == "invalid_policy"
     await host.ok("fill_seat", seat=5, policy="tit-for-tat")
@@ -60,6 +65,7 @@ async def test_a_matrix_room_two_players_a_fill_a_watcher_and_the_start(url: str
     ]
     again = await watcher.ok("watch_room", code=code)
     assert again["status"] == "playing" and again["match_id"] == started["match_id"]
+    assert [s["policy"] for s in again["seats"]] == policies
     assert await error_code(watcher, "watch_room", code="ZZZZZ") == "room_not_found"
     for player in (host, guest, watcher):
         await player.close()

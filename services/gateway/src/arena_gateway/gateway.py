@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import hashlib
 import inspect
+import itertools
 import json
 import time
 import uuid
@@ -23,7 +24,7 @@ from arena_games.registry import STANDARD
 from arena_runtime import metrics, telemetry, topics
 from arena_runtime.cache import Cache
 from arena_runtime.config import Settings
-from arena_runtime.envelope import new_command
+from arena_runtime.envelope import Event, new_command
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as lobby
 from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.proto_gen.arena.v1 import views_pb2 as vpb
@@ -606,14 +607,20 @@ class Gateway:
 
     async def _watch_room(self, c: Connection, code: str) -> dict[str, Any]:
         """Follow room ``code`` without a seat: its lobby pushes from now on, and in the ack the
-        room's status and its current (or last) match id, for watching the match."""
+        room's status, its current (or last) match id, for watching the match, and its seats
+        taken, which a socket arriving after the room opened has seen no push of."""
         events = await self.hub.read_stream(topics.MATCHMAKING_EVENTS, f"room-{code}")
         kinds = [short_type(e.type) for e in events if e.type != REJECTED_TYPE]
         if not kinds or kinds[-1] == "room_closed":
             raise GatewayError("room_not_found", f"no open room {code}")
         self.hub.watch(c, f"room-{code}")
         status = next((ROOM_STATUS[k] for k in reversed(kinds) if k in ROOM_STATUS), "waiting")
-        return {"code": code, "status": status, "match_id": await self._match_of_room(code)}
+        return {
+            "code": code,
+            "status": status,
+            "match_id": await self._match_of_room(code),
+            "seats": room_seats(events),
+        }
 
     async def _match_of_room(self, code: str) -> str | None:
         code = code.upper()
@@ -810,6 +817,34 @@ class SessionEndRelay:
 
     def ready(self) -> bool:
         return True
+
+
+def room_seats(events: list[Event]) -> list[dict[str, Any]]:
+    """A room's seats taken, folded from its stream as matchmaking seats them: the host in seat 1,
+    each joiner in the lowest free seat, the host's fills, then the seats of its latest match."""
+    seats: dict[int, dict[str, Any]] = {}
+
+    def taken(player: lobby.LobbyPlayer) -> dict[str, Any]:
+        if player.policy:
+            return {"player_id": "", "name": "", "policy": player.policy}
+        return {"player_id": player.player_id, "name": player.display_name, "policy": ""}
+
+    for event in events:
+        if event.type == REJECTED_TYPE:
+            continue
+        payload = event.payload
+        match short_type(event.type):
+            case "room_opened":
+                seats = {1: taken(payload.host)}
+            case "room_joined":
+                seats[next(n for n in itertools.count(1) if n not in seats)] = taken(payload.player)
+            case "room_seat_filled":
+                seats[payload.seat] = {"player_id": "", "name": "", "policy": payload.policy}
+            case "room_left":
+                seats = {n: s for n, s in seats.items() if s["player_id"] != payload.player_id}
+            case "room_match_started":
+                seats = {n: taken(player) for n, player in enumerate(payload.seats, 1)}
+    return [{"seat": n, **seat} for n, seat in sorted(seats.items())]
 
 
 def bearer_token(headers: Any) -> str | None:
