@@ -118,9 +118,9 @@ def test_a_matrix_room_made_in_the_browser_a_player_by_link_a_fill_a_watcher_and
     browser: Browser, server: str, artifacts: Path
 ) -> None:
     """The lobby of any game, from its settings form (GET /v1/games): the host creates a
-    stag-hunt room, a second person joins by the shared link, the host fills a seat with a
-    scripted policy, a third person watches by the watch link, the host starts: the match is
-    the same for all three."""
+    stag-hunt room, a second person joins by the shared link and sees the seats as the host
+    does, a third joins and leaves, the host fills a seat with a scripted policy, the third
+    person watches by the watch link, the host starts: the match is the same for all three."""
     host = Person.arrive(browser, server, "/#/matrix")
     guest = Person.arrive(browser, server, "/#/")
     watcher = Person.arrive(browser, server, "/#/")
@@ -135,11 +135,23 @@ def test_a_matrix_room_made_in_the_browser_a_player_by_link_a_fill_a_watcher_and
         link = page.locator("a.share-link").first.get_attribute("href")
         assert link and link.endswith(f"#/matrix/join/{code}")
         guest.page.goto(link)
+        # The joiner sees the seats as the host does: the host's and theirs (no push told the
+        # joiner of either), then each change.
         seats = page.locator("table.room-seats")
-        expect(seats.locator("tr[data-seat='2']")).to_contain_text(guest_name(guest))
+        joined = guest.page.locator("table.room-seats")
+        for shown in (seats, joined):
+            expect(shown.locator("tr[data-seat='1']")).to_contain_text(f"{guest_name(host)} (host)")
+            expect(shown.locator("tr[data-seat='2']")).to_contain_text(guest_name(guest))
+        watcher.page.goto(link)
+        for shown in (seats, joined):
+            expect(shown.locator("tr[data-seat='3']")).to_contain_text(guest_name(watcher))
+        watcher.page.get_by_role("button", name="Leave the room").click()
+        for shown in (seats, joined):
+            expect(shown.locator("tr[data-seat='3']")).to_have_attribute("data-free", "true")
         page.get_by_label("Computer player").select_option("tit-for-tat")
         page.get_by_role("button", name="Fill 3 · Cedar with tit-for-tat").click()
-        expect(seats.locator("tr[data-seat='3']")).to_contain_text("tit-for-tat (computer)")
+        for shown in (seats, joined):
+            expect(shown.locator("tr[data-seat='3']")).to_contain_text("tit-for-tat (computer)")
         watcher.page.goto(f"/#/matrix/watch/{code}")
         expect(watcher.page.get_by_text("Waiting for the game to start.")).to_be_visible()
         host.check(artifacts, "matrix-04-room")

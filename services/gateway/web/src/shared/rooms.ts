@@ -1,7 +1,9 @@
 // A room of any game over the shared socket (docs/protocol.md, "Rooms of any game"): create it
 // with the game's settings form, share its code or link, join or watch by code, fill seats with
 // the game's AI levels or scripted policies, start it; then the match it started. The room's
-// lobby pushes (room-<CODE>) keep its seats; a game's page shows its match when it starts.
+// lobby pushes (room-<CODE>) keep its seats, from those `watch_room`'s ack names (a joiner, a
+// watcher or a reloaded page heard no push from before it came); a game's page shows its match
+// when it starts.
 import type * as W from "../gen/wire";
 import type { GameInfo } from "./api";
 import { me } from "./session";
@@ -36,6 +38,8 @@ export class Room {
   /** The room this tab is in, so a reload or a dropped socket watches it again. */
   private readonly kept;
   private off: (() => void)[] = [];
+  /** Per `watch_room` being answered: the pushes heard meanwhile, to apply again on its seats. */
+  private hearing = new Set<W.Lobby[]>();
 
   constructor(
     private socket: Socket,
@@ -59,6 +63,35 @@ export class Room {
 
   private free(): SeatShown[] {
     return Array.from({ length: this.game.seats.seats }, (_, i) => ({ seat: i + 1, playerId: "", name: "", policy: "" }));
+  }
+
+  /** The seats `watch_room`'s ack names, the others free. */
+  private seatsOf(taken: W.WatchRoomAck["seats"]): SeatShown[] {
+    const seats = this.free();
+    for (const t of taken) {
+      const shown = { seat: t.seat, playerId: t.player_id, name: t.name, policy: t.policy };
+      const at = seats.findIndex((s) => s.seat === t.seat);
+      if (at >= 0) seats[at] = shown;
+      else seats.push(shown);
+    }
+    return seats;
+  }
+
+  /** `watch_room`; then `show` makes the phase from its ack, and the pushes heard meanwhile
+   * (perhaps later than what the ack read, perhaps already in it: either way applying them again
+   * is right) are applied on top. */
+  private async watchRoom(code: string, show: (watched: W.WatchRoomAck) => void): Promise<W.WatchRoomAck> {
+    const heard: W.Lobby[] = [];
+    this.hearing.add(heard);
+    let watched: W.WatchRoomAck;
+    try {
+      watched = await this.socket.request("watch_room", { code });
+    } finally {
+      this.hearing.delete(heard);
+    }
+    show(watched);
+    for (const m of heard) this.lobby(m);
+    return watched;
   }
 
   private async attempt<T>(work: () => Promise<T>): Promise<T | undefined> {
@@ -88,28 +121,34 @@ export class Room {
     if (!clean) return;
     const joined = await this.attempt(() => this.socket.request("join_room", { code: clean }));
     if (!joined) return;
-    const seats = this.free();
-    this.phase.set({ kind: "waiting", code: joined.code, host: false, seats });
+    this.phase.set({ kind: "waiting", code: joined.code, host: false, seats: this.free() });
     this.kept.set({ code: joined.code, watching: false });
     this.notice.set(`You are in room ${joined.code}: the host starts the game.`);
-    // Taking the last seat starts the room at once, maybe before this socket hears the room's
-    // pushes: its status says whether the match is already on.
-    const status = await this.attempt(() => this.socket.request("watch_room", { code: joined.code }));
-    const now = this.phase.value;
-    if (status?.match_id && now.kind === "waiting" && now.code === joined.code) {
-      this.phase.set({ kind: "match", code: joined.code, matchId: status.match_id, seats, seat: null, over: status.status === "finished" });
-      this.notice.set("The game starts.");
-    }
+    // This socket heard none of the room's pushes until now (not even its own join): the ack
+    // names the seats. Taking the last seat starts the room at once, maybe before this socket
+    // hears the room's pushes: the ack's status says whether the match is already on.
+    await this.attempt(() =>
+      this.watchRoom(joined.code, (status) => {
+        const now = this.phase.value;
+        if (now.kind !== "waiting" || now.code !== joined.code) return;
+        const seats = this.seatsOf(status.seats);
+        if (status.match_id) {
+          const seat = seats.find((s) => s.playerId && s.playerId === me.value?.player_id)?.seat ?? null;
+          this.phase.set({ kind: "match", code: joined.code, matchId: status.match_id, seats, seat, over: status.status === "finished" });
+          this.notice.set("The game starts.");
+        } else this.phase.set({ ...now, seats });
+      }),
+    );
   }
 
   /** Watch a room by its code: its lobby pushes, then its match as a spectator. */
   async watch(code: string): Promise<void> {
     const clean = code.trim().toUpperCase();
     if (!clean) return;
-    const watched = await this.attempt(() => this.socket.request("watch_room", { code: clean }));
-    if (!watched) return;
-    this.phase.set({ kind: "watching", code: watched.code, matchId: watched.match_id, seats: this.free(), over: watched.status === "finished" });
-    this.kept.set({ code: watched.code, watching: true });
+    const watched = await this.attempt(() =>
+      this.watchRoom(clean, (w) => this.phase.set({ kind: "watching", code: w.code, matchId: w.match_id, seats: this.seatsOf(w.seats), over: w.status === "finished" })),
+    );
+    if (watched) this.kept.set({ code: watched.code, watching: true });
   }
 
   private async rewatch(): Promise<void> {
@@ -118,17 +157,17 @@ export class Room {
     // Back on a new socket: the room's pushes are watched again (a player's seat is theirs
     // still; the match's own reconnect is the game page's).
     try {
-      const watched = await this.socket.request("watch_room", { code: kept.code });
-      const p = this.phase.value;
-      if (p.kind === "idle") {
+      await this.watchRoom(kept.code, (watched) => {
+        if (this.phase.value.kind !== "idle") return;
+        const seats = this.seatsOf(watched.seats);
         this.phase.set(
           watched.match_id
             ? kept.watching
-              ? { kind: "watching", code: watched.code, matchId: watched.match_id, seats: this.free(), over: watched.status === "finished" }
-              : { kind: "match", code: watched.code, matchId: watched.match_id, seats: this.free(), seat: null, over: watched.status === "finished" }
-            : { kind: "watching", code: watched.code, matchId: null, seats: this.free(), over: false },
+              ? { kind: "watching", code: watched.code, matchId: watched.match_id, seats, over: watched.status === "finished" }
+              : { kind: "match", code: watched.code, matchId: watched.match_id, seats, seat: null, over: watched.status === "finished" }
+            : { kind: "watching", code: watched.code, matchId: null, seats, over: false },
         );
-      }
+      });
     } catch (error) {
       if (error instanceof WireError && error.code === "room_not_found") this.reset();
     }
@@ -154,6 +193,7 @@ export class Room {
   }
 
   private lobby(m: W.Lobby): void {
+    for (const heard of this.hearing) heard.push(m);
     const code = this.code();
     if (!code || m.stream !== `room-${code}`) return;
     const data = m.data as Record<string, unknown>;
