@@ -22,6 +22,7 @@ from arena_engine.maze import (
     project,
     reassemble,
     replay,
+    view_record_values,
     view_records,
 )
 from arena_engine.maze.events import ClockAdvanced, CommandRefused, MatchDecided, PlayStarted
@@ -81,6 +82,11 @@ def check_views(state: MazeState) -> None:
         assert [json.loads(r)["chunk"] for r in records] == list(range(len(records)))
         assert reassemble(records) == view
         assert reassemble(list(reversed(records))) == view
+        # The objects built beside the texts are the texts, parsed: same members, same order.
+        pairs = view_record_values(view)
+        assert [text for text, _ in pairs] == records
+        for text, value in pairs:
+            assert json.dumps(value, separators=(",", ":")) == text
         if isinstance(view, PlayerView):
             me = state.position.player(role)  # type: ignore[arg-type]
             centre = me.cell if me.cell is not None else state.setup.exit_of(view.player)[0]

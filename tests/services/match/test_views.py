@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from arena_games.contract import GameModule, Viewer, pack
+from arena_games.contract import EncodedPush, GameModule, Viewer, pack
 from arena_games.maths_warriors import MODULE as MW
 from arena_games.matrix_games import MODULE as MATRIX
 from arena_games.maze import MODULE as MAZE
@@ -299,3 +299,11 @@ def test_every_game_is_viewed() -> None:
     no spectators of note), whose views the contract suite runs."""
     assert {"maths-warriors", "matrix-games", "maze"} <= {m.name for m in STANDARD}
     assert MW.name == "maths-warriors"
+
+
+def test_a_push_its_game_wrote_as_text_is_sent_as_that_text() -> None:
+    """The Maze hands over its records with their text (EncodedPush): the service sends those
+    bytes rather than writing the object again (it parsed and rewrote every record before)."""
+    text = '{"type": "maze_view", "seq": 3}'  # not how the service would write the object
+    assert views.compact(EncodedPush({"type": "maze_view", "seq": 3}, text)) == text.encode()
+    assert views.compact({"type": "maze_view", "seq": 3}) == b'{"type":"maze_view","seq":3}'

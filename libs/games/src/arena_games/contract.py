@@ -523,6 +523,18 @@ class Table:
     sequence: int = 0
 
 
+class EncodedPush(dict[str, Any]):
+    """A push whose compact JSON text the game has written already (the Maze cuts its views
+    into records of at most 512 bytes as text): the match service sends ``text`` rather than
+    writing the object a second time. Both say the same, and neither changes afterwards."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, value: dict[str, Any], text: str) -> None:
+        super().__init__(value)
+        self.text = text
+
+
 class Views(Protocol[State_contra]):
     """What each viewer is shown. Views run where the state is (the match service); the
     gateway relays them. A view is a list of JSON objects: most games push one, the Maze splits

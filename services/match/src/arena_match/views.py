@@ -34,6 +34,8 @@ JSON = "application/json"
 
 
 def compact(message: dict[str, Any]) -> bytes:
+    if type(message) is contract.EncodedPush:
+        return message.text.encode()
     return json.dumps(message, separators=(",", ":")).encode()
 
 

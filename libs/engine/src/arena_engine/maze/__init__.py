@@ -28,7 +28,13 @@ from .events import Event, event_from_dict, event_to_dict
 from .game import apply, decide, next_deadline, replay, run, verify
 from .generate import generate_setup
 from .layout import MazeObject, Setup
-from .records import MAX_RECORD_BYTES, RECORD_VERSION, reassemble, view_records
+from .records import (
+    MAX_RECORD_BYTES,
+    RECORD_VERSION,
+    reassemble,
+    view_record_values,
+    view_records,
+)
 from .settings import DEFAULT_SETTINGS, MazeSettings
 from .state import Key, MazeState, PlayerState, Position, Result
 from .views import ObserverView, PlayerView, View, project
@@ -77,5 +83,6 @@ __all__ = [
     "replay",
     "run",
     "verify",
+    "view_record_values",
     "view_records",
 ]

@@ -37,23 +37,23 @@ def _result(result: Result | None) -> dict[str, Any] | None:
     return None if result is None else result.to_dict()
 
 
-def _status_json(view: View) -> str:
-    """The members chunk 0 alone carries, as JSON text starting with a comma."""
+def _status(view: View) -> dict[str, Any]:
+    """The members chunk 0 alone carries, in their order."""
     if isinstance(view, PlayerView):
         s = view.status
-        status = {
-            "cell": s.cell,
-            "carrying": s.carrying,
-            "vision": s.vision,
-            "compass": s.compass,
-            "exit": s.exit,
-            "result": _result(s.result),
+        members: dict[str, Any] = {
+            "status": {
+                "cell": s.cell,
+                "carrying": s.carrying,
+                "vision": s.vision,
+                "compass": s.compass,
+                "exit": s.exit,
+                "result": _result(s.result),
+            }
         }
-        text = ',"status":' + _json(status)
         if view.opponent is not None:
-            opponent = {"cell": view.opponent.cell, "carrying": view.opponent.carrying}
-            text += ',"opponent":' + _json(opponent)
-        return text
+            members["opponent"] = {"cell": view.opponent.cell, "carrying": view.opponent.carrying}
+        return members
     players = {
         str(n): {
             "cell": p.cell,
@@ -64,17 +64,30 @@ def _status_json(view: View) -> str:
         }
         for n, p in enumerate(view.players, 1)
     }
-    return ',"status":' + _json({"result": _result(view.result)}) + ',"players":' + _json(players)
+    return {"status": {"result": _result(view.result)}, "players": players}
 
 
 def view_records(view: View) -> list[str]:
     """The records of ``view``, in chunk order, each at most 512 bytes of JSON text."""
+    return [text for text, _ in _records(view, False)]
+
+
+def view_record_values(view: View) -> list[tuple[str, dict[str, Any]]]:
+    """``view_records`` with each record's object beside its text, built from the view rather
+    than parsed from the text (equal to ``json.loads(text)``, members in the text's order):
+    for a caller that needs both, a parse of every record of every view was most of their
+    cost."""
+    return [(text, value) for text, value in _records(view, True) if value is not None]
+
+
+def _records(view: View, values: bool) -> list[tuple[str, dict[str, Any] | None]]:
     head = (
         f'{{"type":"{RECORD_TYPE}","v":{RECORD_VERSION},"seq":{view.state_seq},'
         f'"role":"{view.role}","phase":"{view.phase}","width":{view.width},'
         f'"height":{view.height},"meetings":{view.meetings},"chunk":'
     )
-    status = _status_json(view)
+    members = _status(view)
+    status = "".join(f',"{name}":' + _json(value) for name, value in members.items())
     cells = _texts(_CELL_TEXT, view.cells, _cell_text)
     objects = _texts(_OBJECT_TEXT, view.objects, _object_text)
     digits = 1
@@ -84,7 +97,7 @@ def view_records(view: View) -> list[str]:
             break
         digits += 1
     count = len(packs)
-    out = []
+    out: list[tuple[str, dict[str, Any] | None]] = []
     for index, (c0, c1, o0, o1) in enumerate(packs):
         parts = [head, str(index), ',"chunks":', str(count)]
         if index == 0:
@@ -95,7 +108,27 @@ def view_records(view: View) -> list[str]:
         if o1 > o0:
             parts += [',"objects":[', "".join(objects[o0:o1])[:-1], "]"]
         parts.append("}")
-        out.append("".join(parts))
+        value: dict[str, Any] | None = None
+        if values:
+            value = {
+                "type": RECORD_TYPE,
+                "v": RECORD_VERSION,
+                "seq": view.state_seq,
+                "role": view.role,
+                "phase": view.phase,
+                "width": view.width,
+                "height": view.height,
+                "meetings": view.meetings,
+                "chunk": index,
+                "chunks": count,
+            }
+            if index == 0:
+                value.update(members)
+            if c1 > c0:
+                value["cells"] = [list(cell) for cell in view.cells[c0:c1]]
+            if o1 > o0:
+                value["objects"] = [list(obj) for obj in view.objects[o0:o1]]
+        out.append(("".join(parts), value))
     return out
 
 

@@ -2,9 +2,9 @@
 
 A view is the engine's projection for a role (``project``: rebuilt from the state every time)
 cut into records of at most 512 bytes (``view_records``), each one push, so that a client that
-reassembles by ``chunk`` and ``chunks`` needs nothing else. The records are handed over parsed;
-the gateway writes a push as compact JSON (``separators=(",", ":")``), which gives back each
-record's exact bytes (the records are compact ASCII JSON whose key order parsing keeps).
+reassembles by ``chunk`` and ``chunks`` needs nothing else. The records are handed over as
+objects carrying their text (``EncodedPush``): the match service sends each record's exact
+bytes, without parsing the text and writing it again.
 
 Who is pushed what (docs/rules/maze.md, "Online"): every viewer a view when the match starts,
 when play starts and when it is decided; a mover their own view after each accepted command, and
@@ -16,18 +16,17 @@ seats, the settings and the deadlines, which records do not carry.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from arena_engine.maze import MazeState, Role, project, view_records
+from arena_engine.maze import MazeState, Role, project, view_record_values
 from arena_engine.maze.geometry import chebyshev
 from arena_engine.maze.views import radius_of
 from arena_runtime.proto_gen.arena.v1 import match_pb2
 from google.protobuf.message import Message
 from pydantic import BaseModel
 
-from arena_games.contract import GameError, Table, Viewer, unpack
+from arena_games.contract import EncodedPush, GameError, Table, Viewer, unpack
 from arena_games.maze import lobby, wire
 from arena_games.maze.rules import MazeMatch
 from arena_games.proto_gen.arena.games.maze.v1 import maze_pb2 as pb
@@ -46,8 +45,8 @@ def role_of(viewer: Viewer) -> Role:
 
 
 def records(game: MazeState, role: Role) -> list[dict[str, Any]]:
-    """The role's view of the match now, as its records (parsed, in chunk order)."""
-    return [json.loads(record) for record in view_records(project(game, role))]
+    """The role's view of the match now, as its records (in chunk order), each with its text."""
+    return [EncodedPush(value, text) for text, value in view_record_values(project(game, role))]
 
 
 def sees(game: MazeState, player: int, cell: int) -> bool:
