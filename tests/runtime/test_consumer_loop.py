@@ -378,6 +378,33 @@ async def test_a_busy_member_commits_in_the_background_once_an_interval(
         await consumer.stop()
 
 
+async def test_a_flush_does_not_wait_for_the_next_commit_s_turn(
+    log: EventLog, unique_topic: str, group: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop commits what was handled at once, even while a background commit waits for its
+    turn (a graceful handover is a second's budget)."""
+    monkeypatch.setattr(consumer_loop, "COMMIT_INTERVAL_S", 60.0)
+    seen: list[str] = []
+    consumer = HeldCommits(log.consumer(group, [unique_topic]))
+    consumer.gate.set()
+    await consumer.start()
+    try:
+        loop = ConsumerLoop(
+            consumer,
+            group=group,
+            decode=READER.decode_command,
+            handler=collecting(seen),
+            commit_behind=True,
+        )
+        for number in range(2):  # the first commit goes at once, the second waits its turn
+            await append_values(log, unique_topic, [command_record(f"c{number}")])
+            await run_until(loop, lambda n=number: len(seen) == n + 1)
+        await asyncio.wait_for(loop.flush(), 20)
+        assert await consumer.committed(TopicPartition(unique_topic, 0)) == 2
+    finally:
+        await consumer.stop()
+
+
 async def test_a_lingering_member_takes_a_steady_stream_in_few_polls(
     log: EventLog, unique_topic: str, group: str
 ) -> None:

@@ -99,6 +99,8 @@ class ConsumerLoop(Generic[T]):
         self._committer: asyncio.Task[None] | None = None
         #: When the last background commit began (monotonic seconds).
         self._committed_at = -COMMIT_INTERVAL_S
+        #: What a background commit waiting for its turn awaits.
+        self._turn: asyncio.Future[None] | None = None
         #: Pipelined: each partition's records wait in its lane, handled by the lane's task.
         self.pipelined = pipelined
         self.max_in_flight = max_in_flight
@@ -157,7 +159,14 @@ class ConsumerLoop(Generic[T]):
     async def _commit_in_turn(self) -> None:
         wait = self._committed_at + COMMIT_INTERVAL_S - time.monotonic()
         if wait > 0:
-            await asyncio.sleep(wait)
+            # A flush cuts the wait short: a stop or a failure commits at once.
+            self._turn = asyncio.get_running_loop().create_future()
+            timer = asyncio.get_running_loop().call_later(wait, _settle, self._turn)
+            try:
+                await self._turn
+            finally:
+                timer.cancel()
+                self._turn = None
         self._committed_at = time.monotonic()
         await self._commit_pending()
 
@@ -225,6 +234,8 @@ class ConsumerLoop(Generic[T]):
             await self._drain_lanes()
         if self._committer is not None:
             committer, self._committer = self._committer, None
+            if self._turn is not None:
+                _settle(self._turn)
             await committer
         await self._commit_pending()
 
@@ -360,3 +371,8 @@ def _by_partition(records: list[Record]) -> dict[TopicPartition, list[Record]]:
     for record in records:
         out.setdefault(TopicPartition(record.topic, record.partition), []).append(record)
     return out
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
