@@ -334,12 +334,30 @@ def test_lobby_pushes_speak_the_snapshots_words_not_protobufs() -> None:
     paired = lobby_pb2.PlayersPaired(match_id="m1", players=[host, host])
     ai = lobby_pb2.AiMatchRequested(match_id="m2", player=host, level=match_pb2.AI_LEVEL_HARD)
     datas = [payload_dict(event_of(p)) for p in (opened, paired, ai)]
-    player = {"player_id": "p_1", "name": "Guest_ABCD", "kind": "guest"}
+    player = {"player_id": "p_1", "name": "Guest_ABCD", "kind": "guest", "policy": ""}
     assert datas[0]["host"] == player and datas[0]["settings"]["mode"] == "casual"
     assert datas[1]["players"] == [player, player]
     assert datas[2]["level"] == "hard"
     text = repr(datas)
     assert "PLAYER_KIND" not in text and "MATCH_MODE" not in text and "display_name" not in text
+
+
+def test_lobby_pushes_carry_every_field_their_defaults_too() -> None:
+    """A player gone (``connected`` false) and a draw (``winner`` 0, no winner's id) are said,
+    not left out as protobuf's JSON does with default values."""
+    from arena_gateway.hub import payload_dict
+    from arena_runtime.proto_gen.arena.v1 import lobby_pb2
+
+    gone = payload_dict(event_of(lobby_pb2.RoomPresenceChanged(player_id="p_1")))
+    assert gone == {"player_id": "p_1", "connected": False}
+    draw = payload_dict(event_of(lobby_pb2.RoomMatchFinished(match_id="m1", reason="time_limit")))
+    assert draw == {
+        "match_id": "m1",
+        "winner": 0,
+        "reason": "time_limit",
+        "winner_player_id": "",
+        "seats": [],
+    }
 
 
 def event_of(payload: Any) -> Any:

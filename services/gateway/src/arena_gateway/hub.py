@@ -108,10 +108,14 @@ def short_type(type_: str) -> str:
 def payload_dict(event: Event) -> dict[str, Any]:
     """A lobby event's fields in the words the snapshots use: ``name`` (not ``display_name``),
     enum values as lower-case words without their type's prefix (``guest``, ``casual``,
-    ``easy``, not ``PLAYER_KIND_GUEST``, ``MATCH_MODE_CASUAL``, ``AI_LEVEL_EASY``)."""
+    ``easy``, not ``PLAYER_KIND_GUEST``, ``MATCH_MODE_CASUAL``, ``AI_LEVEL_EASY``). Every field is
+    there, a default too (``connected: false``, a draw's ``winner: 0``): protobuf's JSON leaves
+    them out, and a client would read a missing ``connected`` as unknown, not false."""
     payload = event.payload
     if hasattr(payload, "DESCRIPTOR"):
-        plain = MessageToDict(payload, preserving_proto_field_name=True)
+        plain = MessageToDict(
+            payload, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+        )
         return _client_words(payload.DESCRIPTOR, plain)
     return dict(payload) if isinstance(payload, dict) else {"value": payload}
 
