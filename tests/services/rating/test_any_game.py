@@ -24,6 +24,7 @@ from arena_games.contract import pack
 from arena_games.maths_warriors import wire as mw_wire
 from arena_games.matrix_games import wire as mx_wire
 from arena_games.matrix_games.replay import replay_bytes
+from arena_games.maze import lobby as maze_lobby
 from arena_games.proto_gen.arena.games.matrix_games.v1 import matrix_games_pb2 as mx
 from arena_games.registry import READING
 from arena_gateway.read_api import create_read_router
@@ -179,6 +180,45 @@ async def test_a_matrix_episode_has_eight_seats_a_statistics_board_and_its_repla
             assert replay.status_code == 200
             assert replay.content == replay_bytes(payloads)
         await engine.dispose()
+
+
+async def test_a_maze_match_has_its_events_and_says_it_keeps_no_replay(tmp_path: Path) -> None:
+    """The Maze keeps no replay: its match is found (its events are served), and the replay is
+    refused ``no_replay``, not ``match_not_found``, which would say there is no such match."""
+    opened = match_pb2.MatchOpened(
+        match_id="z1",
+        game="maze",
+        seats=[
+            match_pb2.MatchSeat(player_id=f"p_{n}", kind=match_pb2.SEAT_KIND_HUMAN) for n in (1, 2)
+        ],
+        mode=match_pb2.MATCH_MODE_CASUAL,
+        settings=pack(maze_lobby.defaults()),
+    )
+    settings = Settings(data_dir=tmp_path)
+    async with open_event_log(settings) as log:
+        await topics.ensure_topics(log, 2)
+        events = stream_of("z1", [opened])
+        await log.append(topics.MATCH_EVENTS, [READING.event_record(e) for e in events])
+        engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'read.sqlite3'}")
+        await upgrade_head(engine)
+        sessions = session_factory(engine)
+        for projection in rating_projections(settings):
+            await ProjectionRunner(projection, log, sessions).catch_up()
+        app = FastAPI()
+        app.state.read_sessions = sessions
+        app.include_router(create_read_router(principal))
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://arena",
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        ) as http:
+            assert (await http.get("/v1/matches/z1/events")).status_code == 200
+            for partial in ("false", "true"):
+                replay = await http.get(f"/v1/matches/z1/replay?partial={partial}")
+                assert replay.status_code == 404
+                assert replay.json()["detail"]["code"] == "no_replay"
+            missing = await http.get("/v1/matches/nope/replay")
+            assert missing.json()["detail"]["code"] == "match_not_found"
 
 
 def rate_request(game: str, ranks: dict[int, int], reason: str, mode: str = "ranked") -> Any:

@@ -113,7 +113,7 @@ async def check_privacy(settings: Settings) -> None:
             assert await read("p_ann", bob1, duel="d2") == 403
             # Duel d2 is not over: Bob's game stays his.
             assert await read("p_ann", bob2, duel="d2") == 403
-            # The replay is held to the same rule (Digits has none: 404 for its player).
+            # The replay is held to the same rule (Digits has none: 404 `no_replay` for its player).
             replay = await http.get(
                 f"/v1/matches/{ann1}/replay", headers={"Authorization": "Bearer as-p_cy"}
             )
@@ -121,7 +121,7 @@ async def check_privacy(settings: Settings) -> None:
             own = await http.get(
                 f"/v1/matches/{ann1}/replay", headers={"Authorization": "Bearer as-p_ann"}
             )
-            assert own.status_code == 404
+            assert own.status_code == 404 and own.json()["detail"]["code"] == "no_replay"
             spec = app.openapi()["paths"]["/v1/matches/{match_id}/events"]["get"]
             assert "403" in spec["responses"]
             assert "duel" in [p["name"] for p in spec["parameters"]]

@@ -130,6 +130,11 @@ Cursor = Annotated[
 
 
 NOT_FOUND = documented(404, description="No such player, match or game")
+NO_REPLAY = documented(
+    404,
+    description="No such match (`match_not_found`), or its game keeps no replay (`no_replay`: "
+    "Digits, the Maze; its events are served)",
+)
 NOT_YOURS = documented(
     403,
     description="Not the caller's to read: another account's credits (`not_your_account`), "
@@ -282,7 +287,7 @@ def create_read_router(principal: Callable[..., Any]) -> APIRouter:
 
     @router.get(
         "/matches/{match_id}/replay",
-        responses={**NOT_FOUND, **NOT_YOURS, **IN_PROGRESS},
+        responses={**NO_REPLAY, **NOT_YOURS, **IN_PROGRESS},
         response_model=Replay,
     )
     async def get_match_replay(
@@ -305,8 +310,17 @@ def create_read_router(principal: Callable[..., Any]) -> APIRouter:
         await _may_read_log(session, match_id, caller, duel)
         record = await queries.match_record(session, match_id, READING)
         module = None if record is None else _game_of(record)
-        if record is None or module is None or module.replay is None:
+        if record is None or module is None:
             raise _not_found("match", match_id)
+        if module.replay is None:
+            # The match is there (its events are served): "not found" would send a client
+            # looking for the wrong thing. Its game keeps no replay (Digits, the Maze).
+            raise refusal(
+                status.HTTP_404_NOT_FOUND,
+                "no_replay",
+                f"match {match_id} is a game of {module.name}, which has no replay: "
+                "its events are at /v1/matches/{id}/events",
+            )
         status_now = "over" if record.row["status"] == "over" else "playing"
         if status_now == "playing" and not partial:
             raise refusal(
