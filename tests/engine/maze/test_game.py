@@ -171,6 +171,11 @@ def test_the_time_limit_is_a_draw_unless_someone_is_out() -> None:
     ]  # type: ignore[index]
     events = decide(state, Advance(), Context(61_000))
     assert isinstance(events, list) and events[-1] == MatchDecided(None, "time_limit", 61_000)
+    # A timer (or a command) arriving after the limit: the game still ended at the limit.
+    late = decide(state, Advance(), Context(61_001))
+    assert isinstance(late, list) and late[-1] == MatchDecided(None, "time_limit", 61_000)
+    moved = decide(state, Submit(1, Move("W")), Context(61_500))
+    assert isinstance(moved, list) and MatchDecided(None, "time_limit", 61_000) in moved
     unlimited, _ = started(MazeSettings(time_limit_ms=None), setup=CORRIDOR)
     assert unlimited.timing.ends_at_ms is None
     assert not any(

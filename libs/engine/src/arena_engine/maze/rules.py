@@ -38,7 +38,9 @@ def passing_time(state: MazeState, clock: int) -> list[Event]:
         if clock > exited_at + FINISH_WINDOW_MS:
             events.append(MatchDecided(pos.first_exit, "exit", clock))
     elif timing.ends_at_ms is not None and clock >= timing.ends_at_ms:
-        events.append(MatchDecided(None, "time_limit", clock))
+        # The limit ends the game at ``ends_at_ms``, however late the timer (or the command
+        # that finds it passed) arrives: the result's time is the rule's, not the service's.
+        events.append(MatchDecided(None, "time_limit", timing.ends_at_ms))
     return events
 
 
