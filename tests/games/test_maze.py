@@ -55,6 +55,7 @@ from tests.games.maze_match import (
     Match,
     refold,
 )
+from tests.wire_schemas import check_push
 
 SMALL = pb.MazeSettings(width=7, height=7, vision_pairs=4, cooldown_ms=100, countdown_ms=500)
 
@@ -144,7 +145,11 @@ def test_a_snapshot_is_the_match_then_the_view_rebuilt_from_the_state(games: lis
             head, *records = VIEWS.snapshot(match.table(), state, viewer, 123)
             assert head["type"] == "maze_match" and head["server_time_ms"] == 123
             assert head["role"] == {P1: "1", P2: "2", OBSERVER: "observer"}[viewer]
-            assert head["settings"] == lobby.to_form(match.settings)
+            # The room's form, its mode too (the match's), and every seat's kind.
+            mode = match.table().mode
+            assert head["settings"] == {**lobby.to_form(match.settings), "mode": mode}
+            assert {seat["kind"] for seat in head["seats"]} == {"human"}
+            check_push(head)
             assert head["countdown_end_ms"] == START_MS + match.settings.countdown_ms
             assert records == engine_records(state, viewer)
 

@@ -16,7 +16,7 @@ from arena_games.registry import STANDARD, Registry
 from arena_gateway.asyncapi import document
 from arena_gateway.protocol import CLIENT_TYPES, SERVER_TYPES
 
-from tests.wire_schemas import PushMismatch, check_push
+from tests.wire_schemas import PushMismatch, check_ack, check_push
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "asyncapi.yaml"
 
@@ -130,6 +130,28 @@ def test_a_game_push_the_views_make_validates_and_a_broken_one_does_not() -> Non
     check_push({"type": "ack", "id": "1", "result": {"match_id": "m", "events": [answered]}})
     with pytest.raises(PushMismatch):
         check_push({"type": "ack", "id": "1", "result": {"events": [{**answered, "right": 1}]}})
+
+
+def test_the_mazes_acks_and_seats_are_described_field_by_field() -> None:
+    """maze_move's and maze_drop's acks are ``{match_id, events, seq}`` (accepted: no events and
+    the view's seq; refused: the maze_refused push and null), a seat's kind one of three."""
+    refused = {"type": "maze_refused", "match_id": "m", "command_seq": 4, "code": "wall", "t": 9}
+    for type_ in ("maze_move", "maze_drop"):
+        check_ack(type_, {"match_id": "m", "events": [], "seq": 3})
+        check_ack(type_, {"match_id": "m", "events": [refused], "seq": None})
+        for broken in ({"match_id": "m", "events": []}, {"match_id": "m", "events": [{}], "seq": 1},
+                       {"match_id": "m", "events": [], "seq": 1, "extra": 0}):  # fmt: skip
+            with pytest.raises(PushMismatch):
+                check_ack(type_, broken)
+    seat = {"seat": 1, "player_id": "p_1", "name": "Ann", "kind": "human", "connected": False,
+            "reconnect_deadline_ms": None}  # fmt: skip
+    match = {"type": "maze_match", "match_id": "m", "room_code": "", "mode": "casual",
+             "sequence": 1, "role": "1", "seats": [seat], "settings": {"mode": "casual"},
+             "started_at_ms": 1, "countdown_end_ms": 2, "ends_at_ms": None,
+             "server_time_ms": 3}  # fmt: skip
+    check_push(match)
+    with pytest.raises(PushMismatch):
+        check_push({**match, "seats": [{**seat, "kind": "guest"}]})
 
 
 class _Scored(Push):

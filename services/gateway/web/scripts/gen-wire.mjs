@@ -60,7 +60,12 @@ async function wire() {
   for (const [name, schema] of Object.entries(doc.components.schemas)) {
     definitions[name] = { ...schema, title: name };
   }
-  const schema = rewriteRefs({ title: "Wire", definitions }, "#/components/schemas/", "#/definitions/");
+  // An ack may name a push's payload (the Maze's acks carry its maze_refused): the message's
+  // definition, under its name.
+  const payloads = rewriteRefs({ title: "Wire", definitions }, "#/components/schemas/", "#/definitions/");
+  const schema = JSON.parse(
+    JSON.stringify(payloads).replace(/"#\/components\/messages\/(\w+)\/payload"/g, '"#/definitions/$1"'),
+  );
   let ts = await compile(schema, "Wire", options);
   ts = ts.replace(/export interface Wire \{[^}]*\}\n?/, "");
   const typeOf = (name) => messages[name].payload.properties.type.const;

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from arena_engine.maze.records import RECORD_VERSION
 from pydantic import Field
 
+from arena_games.contract import SeatKind
 from arena_games.maze.lobby import SettingsForm
 from arena_games.pushes import Push, absent
 
@@ -101,7 +102,8 @@ class MatchSeat(Push):
     seat: int
     player_id: str
     name: str
-    kind: str
+    #: The seat's kind (human, ai, scripted), not the player's guest or account.
+    kind: SeatKind
     connected: bool
     reconnect_deadline_ms: int | None
 

@@ -79,7 +79,8 @@ def match_message(table: Table, state: MazeMatch, viewer: Viewer, now_ms: int) -
             }
             for seat in table.seats
         ],
-        "settings": lobby.to_form(state.settings),
+        # The form as a room is created with it, its mode too (the match's, not a setting's).
+        "settings": {**lobby.to_form(state.settings), "mode": table.mode},
         "started_at_ms": None if timing is None else timing.started_at_ms,
         "countdown_end_ms": None if timing is None else timing.countdown_end_ms,
         "ends_at_ms": None if timing is None else timing.ends_at_ms,
