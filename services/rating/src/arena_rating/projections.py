@@ -548,6 +548,11 @@ class MatchIndexProjection(Projection):
 
     @staticmethod
     async def _write(session: AsyncSession, matches: dict[str, _Match]) -> None:
+        # One executemany per set of columns written (under load nearly every match of a batch
+        # only moves on: one UPDATE for them all), not a statement per match: each statement
+        # costs a round trip that outweighs its row.
+        updates: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        inserts: dict[tuple[str, ...], list[dict[str, Any]]] = {}
         seats: list[dict[str, Any]] = []
         ranks: list[dict[str, Any]] = []
         for match_id, match in matches.items():
@@ -559,15 +564,11 @@ class MatchIndexProjection(Projection):
                 "last_batch_id": match.last_batch_id,
             }
             if match.known:
-                await session.execute(
-                    update(match_index)
-                    .where(match_index.c.match_id == match_id)
-                    .values(events=match_index.c.events + match.events, **values)
-                )
+                values.update(k_match=match_id, k_events=match.events)
+                updates.setdefault(tuple(values), []).append(values)
             else:
-                await session.execute(
-                    insert(match_index).values(match_id=match_id, events=match.events, **values)
-                )
+                values.update(match_id=match_id, events=match.events)
+                inserts.setdefault(tuple(values), []).append(values)
             for number, seat in match.seats.items():
                 seats.append({**seat, "rank": match.ranks.get(number)})
             ranks.extend(
@@ -575,6 +576,19 @@ class MatchIndexProjection(Projection):
                 for number, rank in match.ranks.items()
                 if number not in match.seats
             )
+        t = match_index
+        for columns, rows in updates.items():
+            await session.execute(
+                update(t)
+                .where(t.c.match_id == bindparam("k_match"))
+                .values(
+                    events=t.c.events + bindparam("k_events"),
+                    **{name: bindparam(name) for name in columns if not name.startswith("k_")},
+                ),
+                rows,
+            )
+        for rows in inserts.values():
+            await session.execute(insert(t), rows)
         if seats:
             await session.execute(insert(match_seats), seats)
         if ranks:
