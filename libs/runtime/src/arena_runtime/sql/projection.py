@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import Table
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from arena_runtime.envelope import EnvelopeError
@@ -79,3 +81,11 @@ def check_projection(projection: Projection) -> None:
     tables = getattr(projection, "tables", ())
     if not all(isinstance(t, Table) for t in tables):
         raise ProjectionError(f"projection {name!r}: tables must be sqlalchemy Table objects")
+
+
+def dialect_insert(session: AsyncSession) -> Any:
+    """The dialect's ``insert``, which knows ``ON CONFLICT`` (PostgreSQL and SQLite alike): one
+    upsert writes a batch's new and known rows in one statement, on either database."""
+    if session.get_bind().dialect.name == "postgresql":
+        return postgresql.insert
+    return sqlite.insert

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -19,10 +18,7 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     String,
     Table,
-    bindparam,
     insert,
-    select,
-    tuple_,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -31,11 +27,9 @@ from arena_runtime import topics
 from arena_runtime.config import Settings
 from arena_runtime.eventlog.base import Record
 from arena_runtime.sql.metadata import TOPIC_LENGTH, metadata
-from arena_runtime.sql.projection import Projection, Skipped
+from arena_runtime.sql.projection import Projection, Skipped, dialect_insert
 
 STREAM_LENGTH = 255
-# Streams looked up per SELECT: two parameters each, well under every driver's limit.
-LOOKUP_CHUNK = 1000
 
 stream_activity = Table(
     "stream_activity",
@@ -69,7 +63,7 @@ class StreamActivity(Projection):
     """Counts records per stream (record key) over the given topics.
 
     ``apply`` is the plain version, one record at a time; ``apply_batch`` writes the same rows
-    with one lookup, one UPDATE and one INSERT per batch (a test holds the two equal).
+    with one upsert per batch (a test holds the two equal).
     """
 
     name = "stream_activity"
@@ -120,54 +114,34 @@ class StreamActivity(Projection):
                 entry.last = record
         if not seen:
             return []
+        # One upsert for the batch rather than a lookup, an UPDATE and an INSERT: under load a
+        # batch holds a few records of many streams, and each statement costs more than its rows.
         table = stream_activity
-        keys = list(seen)
-        known: set[tuple[str, str]] = set()
-        for start in range(0, len(keys), LOOKUP_CHUNK):
-            found = await session.execute(
-                select(table.c.topic, table.c.stream).where(
-                    tuple_(table.c.topic, table.c.stream).in_(keys[start : start + LOOKUP_CHUNK])
-                )
-            )
-            known.update((topic, stream) for topic, stream in found)
-        updates: list[dict[str, Any]] = []
-        inserts: list[dict[str, Any]] = []
-        for (topic, stream), entry in seen.items():
-            last = {
-                "last_seen_ms": entry.last.timestamp_ms,
-                "last_partition": entry.last.partition,
-                "last_offset": entry.last.offset,
-            }
-            if (topic, stream) in known:
-                updates.append(
-                    {"k_topic": topic, "k_stream": stream, "added": entry.records, **last}
-                )
-            else:
-                inserts.append(
-                    {
-                        "topic": topic,
-                        "stream": stream,
-                        "records": entry.records,
-                        "first_seen_ms": entry.first.timestamp_ms,
-                        **last,
-                    }
-                )
-        if updates:
-            await session.execute(
-                update(table)
-                .where(
-                    table.c.topic == bindparam("k_topic"), table.c.stream == bindparam("k_stream")
-                )
-                .values(
-                    records=table.c.records + bindparam("added"),
-                    last_seen_ms=bindparam("last_seen_ms"),
-                    last_partition=bindparam("last_partition"),
-                    last_offset=bindparam("last_offset"),
-                ),
-                updates,
-            )
-        if inserts:
-            await session.execute(insert(table), inserts)
+        upsert = dialect_insert(session)(table)
+        new = upsert.excluded
+        await session.execute(
+            upsert.on_conflict_do_update(
+                index_elements=[table.c.topic, table.c.stream],
+                set_={
+                    "records": table.c.records + new.records,
+                    "last_seen_ms": new.last_seen_ms,
+                    "last_partition": new.last_partition,
+                    "last_offset": new.last_offset,
+                },
+            ),
+            [
+                {
+                    "topic": topic,
+                    "stream": stream,
+                    "records": entry.records,
+                    "first_seen_ms": entry.first.timestamp_ms,
+                    "last_seen_ms": entry.last.timestamp_ms,
+                    "last_partition": entry.last.partition,
+                    "last_offset": entry.last.offset,
+                }
+                for (topic, stream), entry in seen.items()
+            ],
+        )
         return []
 
 
