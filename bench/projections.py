@@ -2,7 +2,7 @@
 
 * stream_activity: the runtime's example projection replaying an embedded log from the start
   through ProjectionRunner.catch_up, record by record (an UPDATE, and an INSERT for a new
-  stream, per record) and with its apply_batch (one lookup, one UPDATE, one INSERT per batch);
+  stream, per record) and with its apply_batch (one upsert per batch);
 * ledger: a projection that inserts one row per record, through the runner;
 * baseline: the same rows inserted with executemany in transactions of the same batch size,
   with no log and no runner — the database's own ceiling for this write pattern.

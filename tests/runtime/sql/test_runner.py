@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,9 @@ from arena_runtime.sql import (
     StreamActivity,
     stream_activity,
 )
-from sqlalchemy import func, select
+from arena_runtime.sql.metadata import projection_offsets
+from arena_runtime.sql.projection import Skipped
+from sqlalchemy import event, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from structlog.testing import capture_logs
 
@@ -316,3 +319,77 @@ async def test_offsets_past_the_end_of_a_new_log_are_reported_once_and_nothing_a
     assert {(e["topic"], e["partition"]) for e in ahead} == every
     assert all(e["stored_offset"] > e["end_offset"] for e in ahead)
     assert await ledger_rows(sessions) == rows
+
+
+class _Calls(Ledger):
+    """A ledger that remembers the records of each ``apply_batch`` call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[list[tuple[str, int, int]]] = []
+
+    async def apply_batch(self, session: AsyncSession, records: Sequence[Record]) -> list[Skipped]:
+        self.calls.append([(r.topic, r.partition, r.offset) for r in records])
+        return await super().apply_batch(session, records)
+
+
+@pytest.mark.usefixtures("ledger_table")
+async def test_a_step_applies_every_partition_in_one_call_and_its_offsets_in_one_statement(
+    engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession], log: EventLog
+) -> None:
+    # Statements per step, not per partition: under load a step touches most partitions with a
+    # few records each (the projections process's CPU went on per-partition statements).
+    await fill(log, records_per_topic=30)
+    projection = _Calls()
+    runner = ProjectionRunner(projection, log, sessions, batch_size=4)
+    await runner.step()  # the offsets' rows are made
+    projection.calls.clear()
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        statements.append(statement)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", seen)
+    try:
+        assert await runner.step() == 6 * 4
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", seen)
+    # Partitions one after the other, in the order of the topics and partitions.
+    positions = [
+        (topic, partition, offset)
+        for topic in TOPICS
+        for partition in range(3)
+        for offset in range(4, 8)
+    ]
+    assert projection.calls == [positions]
+    assert len([s for s in statements if "projection_offsets" in s]) == 1
+    assert await runner.stored_offsets() == {
+        TopicPartition(topic, partition): 8 for topic in TOPICS for partition in range(3)
+    }
+
+
+@pytest.mark.usefixtures("ledger_table")
+async def test_a_step_is_rolled_back_whole_when_one_partition_moved(
+    sessions: async_sessionmaker[AsyncSession], log: EventLog
+) -> None:
+    await fill(log, records_per_topic=30)
+    runner = ProjectionRunner(Ledger(), log, sessions, batch_size=4)
+    await runner.step()
+    rows = await ledger_rows(sessions)
+    moved = TopicPartition(TOPICS[1], 2)
+    # Another runner of the projection took that partition's next batch meanwhile.
+    async with sessions() as session, session.begin():
+        await session.execute(
+            update(projection_offsets)
+            .where(
+                projection_offsets.c.projection == "ledger",
+                projection_offsets.c.topic == moved.topic,
+                projection_offsets.c.partition == moved.partition,
+            )
+            .values(next_offset=8)
+        )
+    assert await runner.step() == 0
+    assert await ledger_rows(sessions) == rows
+    stored = await runner.stored_offsets()
+    assert stored.pop(moved) == 8
+    assert set(stored.values()) == {4}

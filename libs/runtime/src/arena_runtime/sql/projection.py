@@ -56,10 +56,12 @@ class Projection(abc.ABC):
         """Apply one record inside the runner's transaction; never commit here."""
 
     async def apply_batch(self, session: AsyncSession, records: Sequence[Record]) -> list[Skipped]:
-        """Apply one partition's records, in offset order; return the unreadable ones passed over.
+        """Apply records in the order given; return the unreadable ones passed over.
 
-        The default applies record by record. Override it to write a batch in a few statements
-        instead of several per record; the result must equal applying the records one by one.
+        The runner passes a step's partitions in one call, one after the other, each in offset
+        order. The default applies record by record. Override it to write a batch in a few
+        statements instead of several per record; the result must equal applying the records
+        one by one.
         """
         skipped: list[Skipped] = []
         for record in records:

@@ -268,10 +268,12 @@ class ProjectionRunner:
     async def _write_batches(
         self, batches: list[tuple[TopicPartition, int, list[Record]]]
     ) -> list[Skipped]:
-        skipped: list[Skipped] = []
+        # The step's partitions in one call, one after the other: a projection then writes
+        # a step in a few statements rather than a few per partition. It may, since a batch
+        # must equal its records applied one by one.
+        step = [record for _, _, records in batches for record in records]
         async with self._sessions() as session, session.begin():
-            for _, _, records in batches:
-                skipped.extend(await self.projection.apply_batch(session, records))
+            skipped = await self.projection.apply_batch(session, step)
             # Every partition's offset in one statement: under load a step touches most
             # partitions with a few records each, and a statement per partition cost as much
             # as the rows. Each row is guarded by the offset its batch started from.
