@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Mapping
 
 from prometheus_client import Counter
-from sqlalchemy import and_, case, delete, insert, or_, select, update
+from sqlalchemy import Update, and_, bindparam, case, delete, insert, or_, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -277,38 +278,60 @@ class ProjectionRunner:
             # Every partition's offset in one statement: under load a step touches most
             # partitions with a few records each, and a statement per partition cost as much
             # as the rows. Each row is guarded by the offset its batch started from.
-            t = projection_offsets
-            moved = await session.execute(
-                update(t)
-                .where(
-                    t.c.projection == self.name,
-                    or_(
-                        *(
-                            and_(
-                                t.c.topic == tp.topic,
-                                t.c.partition == tp.partition,
-                                t.c.next_offset == start,
-                            )
-                            for tp, start, _ in batches
-                        )
-                    ),
+            params: dict[str, object] = {"k_projection": self.name}
+            for i, (tp, start, records) in enumerate(batches):
+                params.update(
+                    {
+                        f"topic_{i}": tp.topic,
+                        f"partition_{i}": tp.partition,
+                        f"start_{i}": start,
+                        f"next_{i}": records[-1].offset + 1,
+                    }
                 )
-                .values(
-                    next_offset=case(
-                        *(
-                            (
-                                and_(t.c.topic == tp.topic, t.c.partition == tp.partition),
-                                records[-1].offset + 1,
-                            )
-                            for tp, _, records in batches
-                        ),
-                        else_=t.c.next_offset,
-                    )
-                )
-            )
+            moved = await session.execute(_offsets_update(len(batches)), params)
             if moved.rowcount != len(batches):  # type: ignore[attr-defined]
                 raise OffsetConflictError(
                     f"{self.name}: {len(batches) - moved.rowcount} of "  # type: ignore[attr-defined]
                     f"{len(batches)} partitions moved"
                 )
         return skipped
+
+
+@functools.cache
+def _offsets_update(partitions: int) -> Update:
+    """The UPDATE that moves the offsets of ``partitions`` partitions, from ``start_<i>`` to
+    ``next_<i>``. Built once per count and bound by name: building it afresh each step, with
+    the values inline, cost more CPU than running it."""
+    t = projection_offsets
+    offset_type = t.c.next_offset.type
+    return (
+        update(t)
+        .where(
+            t.c.projection == bindparam("k_projection"),
+            or_(
+                *(
+                    and_(
+                        t.c.topic == bindparam(f"topic_{i}"),
+                        t.c.partition == bindparam(f"partition_{i}"),
+                        t.c.next_offset == bindparam(f"start_{i}"),
+                    )
+                    for i in range(partitions)
+                )
+            ),
+        )
+        .values(
+            next_offset=case(
+                *(
+                    (
+                        and_(
+                            t.c.topic == bindparam(f"topic_{i}"),
+                            t.c.partition == bindparam(f"partition_{i}"),
+                        ),
+                        bindparam(f"next_{i}", type_=offset_type),
+                    )
+                    for i in range(partitions)
+                ),
+                else_=t.c.next_offset,
+            )
+        )
+    )
