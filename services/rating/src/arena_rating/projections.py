@@ -16,6 +16,7 @@ code on a batch of one, so the two cannot disagree.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -47,11 +48,10 @@ from arena_runtime.readmodels.tables import (
 )
 from arena_runtime.schemas.match import MODE_NAMES
 from arena_runtime.schemas.rating import CREDITS_PREFIX, as_v2
-from arena_runtime.sql.projection import Projection, Skipped
+from arena_runtime.sql.projection import Projection, Skipped, dialect_insert, dialect_name
 from arena_runtime.streams import is_next
 from google.protobuf.message import Message
 from sqlalchemy import Table, bindparam, case, insert, select, tuple_, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from arena_rating.ladder import module_of_ladder
@@ -374,7 +374,6 @@ class RatingProjection(Projection):
         """One upsert for the batch: new players inserted, known ones added to."""
         if not profiles:
             return
-        table = rating_players
         rows = [
             {
                 "game": game,
@@ -390,39 +389,36 @@ class RatingProjection(Projection):
             }
             for (game, player_id), p in profiles.items()
         ]
-        upsert = _insert_for(session)(table)
-        new = upsert.excluded
-        # rating_seq 0 in the batch: the player was not rated in it, the stored rating stands.
-        rated = new.rating_seq > 0
-        await session.execute(
-            upsert.on_conflict_do_update(
-                index_elements=[table.c.game, table.c.player_id],
-                set_={
-                    "display_name": new.display_name,
-                    "games": table.c.games + new.games,
-                    "wins": table.c.wins + new.wins,
-                    "losses": table.c.losses + new.losses,
-                    "ranked_games": table.c.ranked_games + new.ranked_games,
-                    "last_ended_at_ms": new.last_ended_at_ms,
-                    "rating": case((rated, new.rating), else_=table.c.rating),
-                    "rating_seq": case((rated, new.rating_seq), else_=table.c.rating_seq),
-                },
-            ),
-            rows,
-        )
+        await session.execute(_profiles_upsert(dialect_name(session)), rows)
+
+
+@functools.cache
+def _profiles_upsert(dialect: str) -> Any:
+    """New players inserted, known ones added to (built once per dialect)."""
+    table = rating_players
+    upsert = dialect_insert(dialect)(table)
+    new = upsert.excluded
+    # rating_seq 0 in the batch: the player was not rated in it, the stored rating stands.
+    rated = new.rating_seq > 0
+    return upsert.on_conflict_do_update(
+        index_elements=[table.c.game, table.c.player_id],
+        set_={
+            "display_name": new.display_name,
+            "games": table.c.games + new.games,
+            "wins": table.c.wins + new.wins,
+            "losses": table.c.losses + new.losses,
+            "ranked_games": table.c.ranked_games + new.ranked_games,
+            "last_ended_at_ms": new.last_ended_at_ms,
+            "rating": case((rated, new.rating), else_=table.c.rating),
+            "rating_seq": case((rated, new.rating_seq), else_=table.c.rating_seq),
+        },
+    )
 
 
 def _start(ladder: str) -> int:
     """The rating before any rated match on ``ladder`` (its game's)."""
     module = module_of_ladder(ladder)
     return module.ratings.start if module is not None else 0
-
-
-def _insert_for(session: AsyncSession) -> Any:
-    """The dialect's INSERT, which knows ON CONFLICT (PostgreSQL and SQLite alike)."""
-    if session.get_bind().dialect.name == "postgresql":
-        return postgresql.insert
-    return sqlite.insert
 
 
 # -- match index ---------------------------------------------------------------------------------
@@ -576,19 +572,10 @@ class MatchIndexProjection(Projection):
                 for number, rank in match.ranks.items()
                 if number not in match.seats
             )
-        t = match_index
         for columns, rows in updates.items():
-            await session.execute(
-                update(t)
-                .where(t.c.match_id == bindparam("k_match"))
-                .values(
-                    events=t.c.events + bindparam("k_events"),
-                    **{name: bindparam(name) for name in columns if not name.startswith("k_")},
-                ),
-                rows,
-            )
+            await session.execute(_index_update(columns), rows)
         for rows in inserts.values():
-            await session.execute(insert(t), rows)
+            await session.execute(insert(match_index), rows)
         if seats:
             await session.execute(insert(match_seats), seats)
         if ranks:
@@ -601,6 +588,20 @@ class MatchIndexProjection(Projection):
                 .values(rank=bindparam("rank")),
                 ranks,
             )
+
+
+@functools.cache
+def _index_update(columns: tuple[str, ...]) -> Any:
+    """The UPDATE of known matches that write ``columns`` (built once per set of them)."""
+    t = match_index
+    return (
+        update(t)
+        .where(t.c.match_id == bindparam("k_match"))
+        .values(
+            events=t.c.events + bindparam("k_events"),
+            **{name: bindparam(name) for name in columns if not name.startswith("k_")},
+        )
+    )
 
 
 #: The ghost stores' streams (matchmaking's ``ghosts-<game>``).

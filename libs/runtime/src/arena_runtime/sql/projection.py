@@ -85,9 +85,14 @@ def check_projection(projection: Projection) -> None:
         raise ProjectionError(f"projection {name!r}: tables must be sqlalchemy Table objects")
 
 
-def dialect_insert(session: AsyncSession) -> Any:
+def dialect_name(session: AsyncSession) -> str:
+    """The session's database ("postgresql", "sqlite"): the key of statements built once per
+    dialect, since building one (an upsert's ``excluded`` above all) can cost more CPU than
+    writing its rows."""
+    return session.get_bind().dialect.name
+
+
+def dialect_insert(dialect: str) -> Any:
     """The dialect's ``insert``, which knows ``ON CONFLICT`` (PostgreSQL and SQLite alike): one
     upsert writes a batch's new and known rows in one statement, on either database."""
-    if session.get_bind().dialect.name == "postgresql":
-        return postgresql.insert
-    return sqlite.insert
+    return postgresql.insert if dialect == "postgresql" else sqlite.insert

@@ -9,8 +9,10 @@ clock, so a rebuild reproduces the table exactly.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -27,7 +29,7 @@ from arena_runtime import topics
 from arena_runtime.config import Settings
 from arena_runtime.eventlog.base import Record
 from arena_runtime.sql.metadata import TOPIC_LENGTH, metadata
-from arena_runtime.sql.projection import Projection, Skipped, dialect_insert
+from arena_runtime.sql.projection import Projection, Skipped, dialect_insert, dialect_name
 
 STREAM_LENGTH = 255
 
@@ -116,19 +118,8 @@ class StreamActivity(Projection):
             return []
         # One upsert for the batch rather than a lookup, an UPDATE and an INSERT: under load a
         # batch holds a few records of many streams, and each statement costs more than its rows.
-        table = stream_activity
-        upsert = dialect_insert(session)(table)
-        new = upsert.excluded
         await session.execute(
-            upsert.on_conflict_do_update(
-                index_elements=[table.c.topic, table.c.stream],
-                set_={
-                    "records": table.c.records + new.records,
-                    "last_seen_ms": new.last_seen_ms,
-                    "last_partition": new.last_partition,
-                    "last_offset": new.last_offset,
-                },
-            ),
+            _upsert(dialect_name(session)),
             [
                 {
                     "topic": topic,
@@ -143,6 +134,23 @@ class StreamActivity(Projection):
             ],
         )
         return []
+
+
+@functools.cache
+def _upsert(dialect: str) -> Any:
+    """A batch's rows, new ones inserted and known ones added to (built once per dialect)."""
+    table = stream_activity
+    upsert = dialect_insert(dialect)(table)
+    new = upsert.excluded
+    return upsert.on_conflict_do_update(
+        index_elements=[table.c.topic, table.c.stream],
+        set_={
+            "records": table.c.records + new.records,
+            "last_seen_ms": new.last_seen_ms,
+            "last_partition": new.last_partition,
+            "last_offset": new.last_offset,
+        },
+    )
 
 
 #: Every event topic (commands are not counted).
