@@ -323,3 +323,37 @@ async def test_the_setting_reaches_the_log(tmp_path: Path, setting: int | None, 
         info = await log.topic("t")
         await log.append("t", [OutgoingRecord(value=b"x")])
         assert (log.tail_read(info.id, 0, 0, 10) is not None) is kept
+
+
+async def test_read_partitions_equals_reads_in_one_trip_to_the_reader_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A projection step reads every partition that moved: one trip, not one per partition.
+    path = tmp_path / "e.db"
+    async with EmbeddedEventLog(path) as writer:
+        await writer.create_topics([TopicSpec("t", partitions=3), TopicSpec("u", partitions=2)])
+        await writer.append("t", [outgoing(i) for i in range(60)])
+        await writer.append("u", [outgoing(i) for i in range(20)])
+        async with EmbeddedEventLog(path) as log:  # another process's log: no tail of its own
+            await log.append("t", [outgoing(i, partition=1) for i in range(5)])  # a tail here
+            reads = [
+                (TopicPartition("u", 1), 2),
+                (TopicPartition("t", 0), 0),
+                (TopicPartition("t", 1), (await log.end_offset("t", 1)) - 3),  # from the tail
+                (TopicPartition("t", 2), 10_000),  # past the end
+            ]
+            expected = [await log.read(tp.topic, tp.partition, o, 7) for tp, o in reads]
+            assert [len(records) for records in expected] == [7, 7, 3, 0]
+            trips = 0
+            read_with = log.read_with
+
+            async def counted(run: Callable[[sqlite3.Connection], Any]) -> Any:
+                nonlocal trips
+                trips += 1
+                return await read_with(run)
+
+            monkeypatch.setattr(log, "read_with", counted)
+            assert await log.read_partitions(reads, 7) == expected
+            assert trips == 1
+            with pytest.raises(EventLogError):
+                await log.read_partitions([(TopicPartition("t", 3), 0)])

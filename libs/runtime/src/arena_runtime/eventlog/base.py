@@ -213,6 +213,16 @@ class EventLog(abc.ABC):
     ) -> list[Record]:
         """Records of one partition from an offset on (at most max_records)."""
 
+    async def read_partitions(
+        self, reads: Sequence[tuple[TopicPartition, int]], max_records: int = 1000
+    ) -> list[list[Record]]:
+        """Records of several partitions, each from its offset: what ``read`` returns for each,
+        in the order asked. A log may answer them in one round trip (the embedded log: one
+        trip to its reader thread, not one per partition)."""
+        return [
+            await self.read(tp.topic, tp.partition, offset, max_records) for tp, offset in reads
+        ]
+
     @abc.abstractmethod
     async def end_offsets(self, topic: str) -> dict[int, int]:
         """Per partition, the offset the next appended record will get."""

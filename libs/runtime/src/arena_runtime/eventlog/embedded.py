@@ -59,6 +59,7 @@ from arena_runtime.eventlog.base import (
     OutgoingRecord,
     Position,
     Record,
+    TopicPartition,
     TopicSpec,
     UnknownTopicError,
 )
@@ -707,6 +708,27 @@ class EmbeddedEventLog(EventLog):
         return await self.read_with(
             lambda conn: read_partition(conn, info, partition, offset, max_records)
         )
+
+    async def read_partitions(
+        self, reads: Sequence[tuple[TopicPartition, int]], max_records: int = 1000
+    ) -> list[list[Record]]:
+        found: list[list[Record] | None] = []
+        jobs: list[tuple[int, TopicInfo, int, int]] = []
+        for tp, offset in reads:
+            info = await self.topic(tp.topic)
+            check_position(tp.topic, tp.partition, info.partitions, offset)
+            cached = self.tail_read(info.id, tp.partition, offset, max_records)
+            if cached is None:
+                jobs.append((len(found), info, tp.partition, offset))
+            found.append(cached)
+        if jobs:
+
+            def read_all(conn: sqlite3.Connection) -> list[list[Record]]:
+                return [read_partition(conn, i, p, o, max_records) for _, i, p, o in jobs]
+
+            for (index, *_), records in zip(jobs, await self.read_with(read_all), strict=True):
+                found[index] = records
+        return [records or [] for records in found]
 
     async def end_offsets(self, topic: str) -> dict[int, int]:
         info = await self.topic(topic)

@@ -117,14 +117,19 @@ class ProjectionRunner:
     async def _step(self, ends: Mapping[TopicPartition, int]) -> int:
         offsets = await self._offsets(ends)
         self.filled_a_batch = False
-        batches: list[tuple[TopicPartition, int, list[Record]]] = []
+        reads: list[tuple[TopicPartition, int]] = []
         for tp, end in sorted(ends.items(), key=lambda item: (item[0].topic, item[0].partition)):
             start = offsets.get(tp, 0)
             if start > end and tp not in self._ahead:
                 self._report_ahead(tp, start, end)
-            if start >= end:
-                continue
-            records = await self._log.read(tp.topic, tp.partition, start, self._batch_size)
+            if start < end:
+                reads.append((tp, start))
+        # Every partition in one read: the embedded log then makes one trip to its reader
+        # thread per step, not one per partition (each trip costs about as much CPU as a row).
+        batches: list[tuple[TopicPartition, int, list[Record]]] = []
+        for (tp, start), records in zip(
+            reads, await self._log.read_partitions(reads, self._batch_size), strict=True
+        ):
             if not records:
                 continue
             self.filled_a_batch = self.filled_a_batch or len(records) >= self._batch_size
