@@ -393,3 +393,98 @@ async def test_a_step_is_rolled_back_whole_when_one_partition_moved(
     stored = await runner.stored_offsets()
     assert stored.pop(moved) == 8
     assert set(stored.values()) == {4}
+
+
+class _PassingOver(Ledger):
+    """A ledger that writes nothing for records whose value starts with "x", and says so."""
+
+    def passes_over(self, record: Record) -> bool:
+        return record.value.startswith(b"x")
+
+    async def apply(self, session: AsyncSession, record: Record) -> None:
+        if not self.passes_over(record):
+            await super().apply(session, record)
+
+
+@pytest.mark.usefixtures("ledger_table")
+async def test_records_passed_over_move_the_offsets_without_a_transaction_of_their_own(
+    engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession], log: EventLog
+) -> None:
+    # A projection that ignores most of its topics' records (ghost sharing, on matchmaking's)
+    # committed a transaction of offsets alone on every step.
+    topic = TOPICS[0]
+    tp = TopicPartition(topic, 0)
+    await log.create_topics([TopicSpec(topic)])
+    await log.append(topic, [OutgoingRecord(value=f"x{i}".encode()) for i in range(10)])
+    runner = ProjectionRunner(_PassingOver(topics=(topic,)), log, sessions)
+    await runner.step()  # the offsets' row is made
+    assert await runner.stored_offsets() == {tp: 0}  # nothing stored yet
+    await log.append(topic, [OutgoingRecord(value=f"x{i}".encode()) for i in range(10, 15)])
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        statements.append(statement)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", seen)
+    try:
+        assert await runner.step() == 5
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", seen)
+    assert statements == []
+    # A restart now reads them again, and passes over them again.
+    assert await ProjectionRunner(_PassingOver(topics=(topic,)), log, sessions).lag() == 15
+    # The next transaction stores them with its own.
+    await log.append(topic, [OutgoingRecord(value=b"v15")])
+    assert await runner.step() == 1
+    assert await runner.stored_offsets() == {tp: 16}
+    assert await ledger_rows(sessions) == [(topic, 0, 15)]
+    # With nothing new, a step stores what it held.
+    await log.append(topic, [OutgoingRecord(value=b"x16")])
+    assert await runner.step() == 1
+    assert await runner.stored_offsets() == {tp: 16}
+    assert await runner.step() == 0
+    assert await runner.stored_offsets() == {tp: 17}
+    # And catching up leaves nothing unsaved.
+    await log.append(topic, [OutgoingRecord(value=b"x17")])
+    assert await runner.catch_up() == 1
+    assert await runner.stored_offsets() == {tp: 18}
+
+
+@pytest.mark.usefixtures("ledger_table")
+async def test_offsets_held_unsaved_are_stored_within_a_bound_under_steady_traffic(
+    sessions: async_sessionmaker[AsyncSession],
+    log: EventLog,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from arena_runtime.sql import runner as runner_module
+
+    topic = TOPICS[0]
+    await log.create_topics([TopicSpec(topic)])
+    runner = ProjectionRunner(_PassingOver(topics=(topic,)), log, sessions)
+    monkeypatch.setattr(runner_module, "UNSAVED_SECONDS", 0.05)
+    await log.append(topic, [OutgoingRecord(value=b"x0")])
+    assert await runner.step() == 1
+    assert await runner.stored_offsets() == {TopicPartition(topic, 0): 0}
+    await asyncio.sleep(0.06)
+    await log.append(topic, [OutgoingRecord(value=b"x1")])
+    assert await runner.step() == 1
+    assert await runner.stored_offsets() == {TopicPartition(topic, 0): 2}
+
+
+@pytest.mark.usefixtures("ledger_table")
+async def test_offsets_held_unsaved_give_way_to_another_runner(
+    sessions: async_sessionmaker[AsyncSession], log: EventLog
+) -> None:
+    topic = TOPICS[0]
+    await log.create_topics([TopicSpec(topic)])
+    await log.append(topic, [OutgoingRecord(value=b"x0"), OutgoingRecord(value=b"x1")])
+    a = ProjectionRunner(_PassingOver(topics=(topic,)), log, sessions)
+    b = ProjectionRunner(_PassingOver(topics=(topic,)), log, sessions)
+    assert await a.step() == 2  # held
+    await log.append(topic, [OutgoingRecord(value=b"v2")])
+    assert await b.catch_up() == 3
+    await log.append(topic, [OutgoingRecord(value=b"v3")])
+    assert await a.step() == 0  # its held offset moved under it: rolled back, reloaded
+    await a.catch_up()
+    assert await ledger_rows(sessions) == [(topic, 0, 2), (topic, 0, 3)]
+    assert await a.stored_offsets() == {TopicPartition(topic, 0): 4}

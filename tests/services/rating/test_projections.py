@@ -8,13 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from arena_games.registry import READING
-from arena_rating.projections import rating_projections
+from arena_rating.projections import SharingProjection, rating_projections
 from arena_rating.results import MatchSoFar, rate_match
 from arena_rating.service import ladder_runner
 from arena_runtime import topics
 from arena_runtime.config import Settings
 from arena_runtime.envelope import CODEC, new_command, new_id
-from arena_runtime.eventlog import OutgoingRecord
+from arena_runtime.eventlog import OutgoingRecord, Record
 from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.readmodels.tables import match_events, match_index, rating_history
@@ -85,3 +85,15 @@ async def test_batches_equal_single_records_and_only_next_events_count(tmp_path:
                 ]
             await engine.dispose()
         assert tables[0] == tables[1]
+
+
+def test_ghost_sharing_passes_over_every_stream_but_the_ghost_stores() -> None:
+    # Most of matchmaking's records (rooms, queues): their offsets need no transaction each.
+    sharing = SharingProjection()
+
+    def record(key: bytes | None) -> Record:
+        return Record(topics.MATCHMAKING_EVENTS, 0, 0, key, b"")
+
+    assert sharing.passes_over(record(b"room-ABCD"))
+    assert sharing.passes_over(record(None))
+    assert not sharing.passes_over(record(b"ghosts-digits"))

@@ -606,6 +606,7 @@ def _index_update(columns: tuple[str, ...]) -> Any:
 
 #: The ghost stores' streams (matchmaking's ``ghosts-<game>``).
 GHOSTS_PREFIX = "ghosts-"
+_GHOSTS_KEY = GHOSTS_PREFIX.encode()
 
 
 class SharingProjection(Projection):
@@ -623,13 +624,16 @@ class SharingProjection(Projection):
     async def apply(self, session: AsyncSession, record: Record) -> None:
         await self.apply_batch(session, [record])
 
+    def passes_over(self, record: Record) -> bool:
+        # The other matchmaking streams (rooms, queues): most of the topic, and not even decoded.
+        return record.key is None or not record.key.startswith(_GHOSTS_KEY)
+
     async def apply_batch(self, session: AsyncSession, records: Sequence[Record]) -> list[Skipped]:
         skipped: list[Skipped] = []
-        prefix = GHOSTS_PREFIX.encode()
         states: dict[str, tuple[int, str, bool]] = {}
         for record in records:
-            if record.key is None or not record.key.startswith(prefix):
-                continue  # the other matchmaking streams: not even decoded
+            if self.passes_over(record):
+                continue
             try:
                 event = self.codec.decode_event(record.value)
             except EnvelopeError as exc:

@@ -71,6 +71,13 @@ class Projection(abc.ABC):
                 skipped.append((record, exc))
         return skipped
 
+    def passes_over(self, record: Record) -> bool:
+        """True for a record that ``apply_batch`` would write nothing for, told cheaply from its
+        key or headers without decoding it; a step of such records only moves the offsets, which
+        the runner then stores with a later transaction instead of one of their own (a crash
+        before it makes the records be read and passed over again). The default: none."""
+        return False
+
 
 def check_projection(projection: Projection) -> None:
     """Reject a projection the runner could not key, feed or rebuild."""

@@ -4,7 +4,10 @@ The runner reads every partition of its projection's topics straight from the lo
 the offsets stored in ``projection_offsets`` (never a consumer group's commits). Each batch of
 one partition is applied and its next offset written in the same SQL transaction, so after a
 crash at any moment the projection holds exactly the records before its stored offset: nothing
-applied twice, nothing skipped.
+applied twice, nothing skipped. A step of records the projection passes over
+(``Projection.passes_over``: they would write nothing) needs no transaction of its own: their
+offsets are stored with the next one, within ``UNSAVED_SECONDS``, and a crash before that only
+makes them be read and passed over again.
 
 The offset update is guarded by the offset the batch started from. If another runner of the same
 projection (a second replica, or ``arena rebuild`` resetting it) moved the offset meanwhile, the
@@ -16,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import time
 from collections.abc import Mapping
 
 from prometheus_client import Counter
@@ -39,6 +43,11 @@ CONFLICTS = Counter(
     "Batches rolled back because another runner moved the offset",
     ["projection"],
 )
+
+
+#: How long a runner may hold the offsets of records its projection passed over unsaved, when
+#: no transaction of its own comes to store them: what a restart may read again.
+UNSAVED_SECONDS = 1.0
 
 
 class OffsetConflictError(Exception):
@@ -71,6 +80,10 @@ class ProjectionRunner:
         self.filled_a_batch = False
         #: Partitions already reported with a stored offset past the log's end.
         self._ahead: set[TopicPartition] = set()
+        #: Per partition whose records were passed over (``Projection.passes_over``) without
+        #: storing its offset, the offset stored; and since when (monotonic) any are held.
+        self._unsaved: dict[TopicPartition, int] = {}
+        self._unsaved_since = 0.0
 
     @property
     def name(self) -> str:
@@ -134,16 +147,40 @@ class ProjectionRunner:
                 continue
             self.filled_a_batch = self.filled_a_batch or len(records) >= self._batch_size
             batches.append((tp, start, records))
-        if not batches:
+        consumed = sum(len(records) for _, _, records in batches)
+        if batches and self._passes_over(batches) and not self._unsaved_due():
+            self._hold(batches)
+            return consumed
+        if not batches and not self._unsaved:
             return 0
+        # A step with nothing new stores the offsets held unsaved, as does any transaction.
         try:
             with self._spans(batches):
                 await self._apply_batches(batches)
         except OffsetConflictError:
             CONFLICTS.labels(self.name).inc()
-            self._next = None
+            self.forget_offsets()
             return 0
-        return sum(len(records) for _, _, records in batches)
+        return consumed
+
+    def _passes_over(self, batches: list[tuple[TopicPartition, int, list[Record]]]) -> bool:
+        passes_over = self.projection.passes_over
+        return all(passes_over(record) for _, _, records in batches for record in records)
+
+    def _unsaved_due(self) -> bool:
+        return bool(self._unsaved) and time.monotonic() - self._unsaved_since >= UNSAVED_SECONDS
+
+    def _hold(self, batches: list[tuple[TopicPartition, int, list[Record]]]) -> None:
+        """Move past records the projection passes over without a transaction: their offsets
+        are stored with the next one (a projection that ignores most of its topics' records
+        would otherwise commit a transaction of offsets alone every step)."""
+        assert self._next is not None
+        if not self._unsaved:
+            self._unsaved_since = time.monotonic()
+        for tp, start, records in batches:
+            self._unsaved.setdefault(tp, start)
+            self._next[tp] = records[-1].offset + 1
+        APPLIED.labels(self.name).inc(sum(len(records) for _, _, records in batches))
 
     def _report_ahead(self, tp: TopicPartition, stored: int, end: int) -> None:
         """A stored offset past the end of its partition: the log is not the one these rows
@@ -185,6 +222,7 @@ class ProjectionRunner:
     def forget_offsets(self) -> None:
         """Read the stored offsets again before the next step (after a failed transaction)."""
         self._next = None
+        self._unsaved.clear()
 
     async def catch_up(self) -> int:
         """Apply until the projection reaches the end of the log as it is now."""
@@ -194,7 +232,10 @@ class ProjectionRunner:
             offsets = await self._offsets(targets)
             behind = {tp: end for tp, end in targets.items() if offsets.get(tp, 0) < end}
             if not behind:
-                return total
+                if not self._unsaved:
+                    return total
+                await self._step({})  # store the offsets of records passed over
+                continue
             consumed = await self._step(behind)
             if consumed == 0:
                 await asyncio.sleep(0.01)  # another runner holds the offsets: let it move
@@ -216,7 +257,7 @@ class ProjectionRunner:
             await session.execute(
                 delete(projection_offsets).where(projection_offsets.c.projection == self.name)
             )
-        self._next = None
+        self.forget_offsets()
 
     async def rebuild(self) -> int:
         """Reset, then replay the whole log up to its current end; return records consumed."""
@@ -226,10 +267,12 @@ class ProjectionRunner:
     async def _offsets(self, partitions: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Stored offsets, with a row (at offset 0) made for every partition that lacks one."""
         if self._next is None:
+            self.forget_offsets()
             self._next = await self.stored_offsets()
         missing = [tp for tp in partitions if tp not in self._next]
         if missing:
             await self._create_rows(missing)
+            self.forget_offsets()
             self._next = await self.stored_offsets()
         return self._next
 
@@ -251,53 +294,60 @@ class ProjectionRunner:
     async def _apply_batches(self, batches: list[tuple[TopicPartition, int, list[Record]]]) -> None:
         """Every partition's batch of one step in one transaction: under load a step holds a
         few records per partition, and a transaction per partition cost more than its rows."""
+        assert self._next is not None
+        # Per partition: the stored offset the step starts from and the one it stores.
+        moves = {tp: (start, records[-1].offset + 1) for tp, start, records in batches}
+        for tp, stored in self._unsaved.items():
+            moves[tp] = (stored, moves[tp][1] if tp in moves else self._next[tp])
         try:
-            skipped = await self._write_batches(batches)
+            skipped = await self._write_batches(batches, moves)
         except DBAPIError:
             # A runner racing on the same rows can also collide there first (a duplicate key,
             # a deadlock). If a stored offset moved, that race is what happened.
-            stored = await self.stored_offsets()
-            for tp, start, _ in batches:
-                if stored.get(tp) != start:
+            found = await self.stored_offsets()
+            for tp, (start, _) in moves.items():
+                if found.get(tp) != start:
                     raise OffsetConflictError(
                         f"{self.name}: {tp.topic}/{tp.partition} moved"
                     ) from None
             raise
-        assert self._next is not None
-        for tp, _, records in batches:
-            self._next[tp] = records[-1].offset + 1
+        self._unsaved.clear()
+        for tp, (_, next_offset) in moves.items():
+            self._next[tp] = next_offset
         applied = sum(len(records) for _, _, records in batches) - len(skipped)
         APPLIED.labels(self.name).inc(applied)
         for record, exc in skipped:
             report_malformed(record, self.group, exc)
 
     async def _write_batches(
-        self, batches: list[tuple[TopicPartition, int, list[Record]]]
+        self,
+        batches: list[tuple[TopicPartition, int, list[Record]]],
+        moves: Mapping[TopicPartition, tuple[int, int]],
     ) -> list[Skipped]:
         # The step's partitions in one call, one after the other: a projection then writes
         # a step in a few statements rather than a few per partition. It may, since a batch
         # must equal its records applied one by one.
         step = [record for _, _, records in batches for record in records]
         async with self._sessions() as session, session.begin():
-            skipped = await self.projection.apply_batch(session, step)
+            skipped = await self.projection.apply_batch(session, step) if step else []
             # Every partition's offset in one statement: under load a step touches most
             # partitions with a few records each, and a statement per partition cost as much
             # as the rows. Each row is guarded by the offset its batch started from.
             params: dict[str, object] = {"k_projection": self.name}
-            for i, (tp, start, records) in enumerate(batches):
+            for i, (tp, (start, next_offset)) in enumerate(moves.items()):
                 params.update(
                     {
                         f"topic_{i}": tp.topic,
                         f"partition_{i}": tp.partition,
                         f"start_{i}": start,
-                        f"next_{i}": records[-1].offset + 1,
+                        f"next_{i}": next_offset,
                     }
                 )
-            moved = await session.execute(_offsets_update(len(batches)), params)
-            if moved.rowcount != len(batches):  # type: ignore[attr-defined]
+            moved = await session.execute(_offsets_update(len(moves)), params)
+            if moved.rowcount != len(moves):  # type: ignore[attr-defined]
                 raise OffsetConflictError(
-                    f"{self.name}: {len(batches) - moved.rowcount} of "  # type: ignore[attr-defined]
-                    f"{len(batches)} partitions moved"
+                    f"{self.name}: {len(moves) - moved.rowcount} of "  # type: ignore[attr-defined]
+                    f"{len(moves)} partitions moved"
                 )
         return skipped
 
