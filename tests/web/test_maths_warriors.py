@@ -84,12 +84,20 @@ def test_two_people_play_a_ranked_room_game_then_a_rematch(
             expect(person.page.locator("[data-status=playing]")).to_be_visible(timeout=MOVE_WAIT_MS)
         assert host.page.locator("[data-match]").get_attribute("data-match") != first_match
 
+        # The host's profile, open in someone else's browser before the game ends, shows it
+        # once it is in the read models, without a reload.
+        host_id = host.context.request.get(f"{server}/v1/me").json()["player_id"]
+        onlooker = Person.arrive(browser, server, f"/#/profile/{host_id}")
+        expect(onlooker.page.locator("ul.history li")).to_have_count(1, timeout=MOVE_WAIT_MS)
+
         # Forfeit: the guest resigns, both see it.
         guest.page.get_by_role("button", name="Resign…").click()
         guest.page.get_by_role("button", name="Yes, resign").click()
         for person, heading in ((host, "You won!"), (guest, "You lost")):
             expect(person.page.locator("#game-over-title")).to_have_text(heading)
             expect(person.page.locator(".reason")).to_have_attribute("data-reason", "forfeit")
+        expect(onlooker.page.locator("ul.history li")).to_have_count(2, timeout=MOVE_WAIT_MS)
+        onlooker.close()
 
         # Both ranked games are on the leaderboard and in each profile, with a tier.
         host.page.goto("#/leaderboard")

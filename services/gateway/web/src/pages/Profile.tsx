@@ -14,6 +14,10 @@ const RESULT: Record<History["matches"][number]["result"], string> = {
   solo: "Played",
 };
 
+/** How often, and how many times, an open profile looks for games that ended just before. */
+const REFRESH_MS = 2000;
+const REFRESHES = 30;
+
 export function Profile(props: { playerId?: string }) {
   const who = useStore(me);
   const wins = useStore(localWins);
@@ -28,6 +32,23 @@ export function Profile(props: { playerId?: string }) {
     setHistory([]);
     api.profile(id).then(setProfile, (e) => (e instanceof ApiError && e.status === 404 ? setProfile("none") : setError(String(e.message))));
     more(null);
+    // A game that just ended reaches the read models a moment later (its rating, then its
+    // history row): look again for a while, adding what is new on top of what is shown.
+    let looks = REFRESHES;
+    const timer = setInterval(() => {
+      if (--looks < 0) return clearInterval(timer);
+      api.profile(id).then(setProfile, () => undefined);
+      api.history(id, null).then(
+        (page) =>
+          setHistory((h) => {
+            const shown = new Set(h.map((m) => m.match_id));
+            const fresh = page.matches.filter((m) => !shown.has(m.match_id));
+            return fresh.length ? [...fresh, ...h] : h;
+          }),
+        () => undefined,
+      );
+    }, REFRESH_MS);
+    return () => clearInterval(timer);
   }, [id]);
   const more = (from: string | null) =>
     api.history(id, from).then(
