@@ -303,6 +303,17 @@ async def test_partitions_side_by_side_keep_their_own_order_and_commit_apart(
         await consumer.stop()
 
 
+def committing_behind(consumer: Consumer, group: str, seen: list[str]) -> ConsumerLoop[Command]:
+    """A commit-behind loop that collects the command ids it handles into ``seen``."""
+    return ConsumerLoop(
+        consumer,
+        group=group,
+        decode=READER.decode_command,
+        handler=collecting(seen),
+        commit_behind=True,
+    )
+
+
 class HeldCommits(CommitWatcher):
     """A real consumer whose commits wait for a gate: shows what does not wait for them."""
 
@@ -326,13 +337,7 @@ async def test_commit_behind_handles_the_next_poll_while_the_last_commit_is_in_f
     await consumer.start()
     tp = TopicPartition(unique_topic, 0)
     try:
-        loop = ConsumerLoop(
-            consumer,
-            group=group,
-            decode=READER.decode_command,
-            handler=collecting(seen),
-            commit_behind=True,
-        )
+        loop = committing_behind(consumer, group, seen)
         await run_until(loop, lambda: seen == ["a"])
         await append_values(log, unique_topic, [command_record("b"), command_record("c")])
         await run_until(loop, lambda: len(seen) == 3)  # the first commit still waits
@@ -358,13 +363,7 @@ async def test_a_busy_member_commits_in_the_background_once_an_interval(
     await consumer.start()
     tp = TopicPartition(unique_topic, 0)
     try:
-        loop = ConsumerLoop(
-            consumer,
-            group=group,
-            decode=READER.decode_command,
-            handler=collecting(seen),
-            commit_behind=True,
-        )
+        loop = committing_behind(consumer, group, seen)
         started = asyncio.get_running_loop().time()
         for number in range(12):
             await append_values(log, unique_topic, [command_record(f"c{number}")])
@@ -389,13 +388,7 @@ async def test_a_flush_does_not_wait_for_the_next_commit_s_turn(
     consumer.gate.set()
     await consumer.start()
     try:
-        loop = ConsumerLoop(
-            consumer,
-            group=group,
-            decode=READER.decode_command,
-            handler=collecting(seen),
-            commit_behind=True,
-        )
+        loop = committing_behind(consumer, group, seen)
         for number in range(2):  # the first commit goes at once, the second waits its turn
             await append_values(log, unique_topic, [command_record(f"c{number}")])
             await run_until(loop, lambda n=number: len(seen) == n + 1)
