@@ -78,6 +78,13 @@ class ArenaProcess:
         self.proc.send_signal(sig)
         try:
             return self.proc.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.close()
+            tail = "\n".join(self.log_path.read_text(errors="replace").splitlines()[-60:])
+            raise AssertionError(
+                f"arena did not stop within {STOP_TIMEOUT:g} s of signal {sig}; its last lines:\n"
+                + tail
+            ) from None
         finally:
             self.close()
 

@@ -116,6 +116,10 @@ async def check_topic(log: EventLog, match_id: str, events: list[Event]) -> dict
     module = state.module
     assert module is not None
     counts = {"pushes": 0, "secrets": 0, "answers": 0}
+    # The views of a batch of commands are written after their events: the last may still be
+    # on its way when the events are read.
+    last = events[-1].sequence
+    await until(log, match_id, lambda b: b.kind == vpb.VIEW_KIND_EVENTS and b.sequence >= last)
     covered = 0
     for batch in await batches(log, match_id):
         if batch.kind != vpb.VIEW_KIND_EVENTS:
