@@ -398,6 +398,37 @@ async def test_a_flush_does_not_wait_for_the_next_commit_s_turn(
         await consumer.stop()
 
 
+async def test_a_stopping_member_gives_up_a_commit_the_log_does_not_answer(
+    log: EventLog, unique_topic: str, group: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop never hangs on its last commit (a broker just back from an outage may not answer
+    one): the member stops, and what it handled is redelivered to the next owner."""
+    monkeypatch.setattr(consumer_loop, "STOP_COMMIT_SECONDS", 0.5)
+    seen: list[str] = []
+    all_seen = asyncio.Event()
+
+    async def handle(command: Command, record: Record) -> None:
+        seen.append(command.command_id)
+        all_seen.set()
+
+    worker = ConsumeWorker(log, group, [unique_topic], READER.decode_command, handle)
+    await worker.start()
+    unanswered = asyncio.Event()  # never set: commits wait for it forever
+
+    async def no_answer(offsets: Mapping[TopicPartition, int] | None = None) -> None:
+        await unanswered.wait()
+
+    worker._consumer._inner.commit = no_answer  # type: ignore[attr-defined, method-assign]
+    running = asyncio.create_task(worker.run())
+    await append_values(log, unique_topic, [command_record("c0")])
+    await asyncio.wait_for(all_seen.wait(), 30)
+    worker.request_stop()
+    with capture_logs() as logs:
+        await asyncio.wait_for(running, 20)
+    assert seen == ["c0"]
+    assert any("not answered in time" in entry["event"] for entry in logs)
+
+
 async def test_a_lingering_member_takes_a_steady_stream_in_few_polls(
     log: EventLog, unique_topic: str, group: str
 ) -> None:

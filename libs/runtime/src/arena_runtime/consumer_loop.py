@@ -64,6 +64,8 @@ log = telemetry.get_logger(__name__)
 
 #: The least time between two background commits of one member (see the module's docstring).
 COMMIT_INTERVAL_S = 0.05
+#: How long a stopping member waits for its last commit.
+STOP_COMMIT_SECONDS = 5.0
 
 
 class ConsumerLoop(Generic[T]):
@@ -238,6 +240,23 @@ class ConsumerLoop(Generic[T]):
                 _settle(self._turn)
             await committer
         await self._commit_pending()
+
+    async def flush_at_stop(self, within: float = STOP_COMMIT_SECONDS) -> bool:
+        """``flush``, given up after ``within`` seconds: a stop never hangs on a log that does
+        not answer a commit (a broker just back from an outage); what was not committed is
+        handled again by the partitions' next owner, which the stream rules make harmless.
+        False if it gave up."""
+        try:
+            await asyncio.wait_for(self.flush(), within)
+        except TimeoutError:
+            log.warning(
+                "the last commit was not answered in time: the next owner handles those "
+                "records again",
+                group=self.group,
+                seconds=within,
+            )
+            return False
+        return True
 
     async def _commit_pending(self) -> None:
         while self._to_commit:

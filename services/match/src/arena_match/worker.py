@@ -113,7 +113,7 @@ class MatchWorker:
         finally:
             self._stopping.set()
             await asyncio.gather(timers, snapshots, ticks, return_exceptions=True)
-            await self._loop.flush()
+            await self._loop.flush_at_stop()
             # A graceful stop: its partitions' next owners read only what follows this.
             await self.snapshot_owned()
             await self._consumer.stop()

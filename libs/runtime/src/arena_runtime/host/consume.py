@@ -97,7 +97,7 @@ class ConsumeWorker(Generic[T]):
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._stopping.wait(), self._linger)
         finally:
-            await self._loop.flush()
+            await self._loop.flush_at_stop()
             await self._consumer.stop()
             log.info(
                 "worker stopped", worker=self.name, committed=_describe(self.catch_up.positions)
