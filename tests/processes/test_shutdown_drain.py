@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from tests.e2e.client import Player, signed_in
@@ -35,3 +38,22 @@ async def test_sigterm_tells_every_socket_then_closes_it_1012(
         assert "draining: closing sockets" in output and "sockets=2" in output, output
     finally:
         process.close()
+
+
+def test_a_stop_that_overruns_its_limit_ends_the_process() -> None:
+    """A stop stuck in a client library (aiokafka waiting on a broker that stopped answering,
+    seen in CI) must not outlive Kubernetes' grace: the watchdog armed by the signal ends the
+    process, from a thread, whatever the event loop is doing."""
+    script = (
+        "import time\n"
+        "from arena_runtime.host.run import ShutdownWatchdog\n"
+        "ShutdownWatchdog('stuck', limit=0.5).arm()\n"
+        "time.sleep(60)\n"  # a stop that never ends, holding the main thread
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 1, done
+    assert time.monotonic() - started < 30
+    assert "the stop overran its limit" in done.stdout + done.stderr

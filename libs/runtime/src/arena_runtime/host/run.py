@@ -12,6 +12,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 
 from arena_runtime import metrics, telemetry
@@ -33,6 +34,8 @@ EXIT_BAD_CONFIG = 2
 
 #: How often the start-up report looks whether every service is ready yet.
 READY_POLL_SECONDS = 0.05
+#: How long a stop may take from its signal before the process ends anyway (ShutdownWatchdog).
+SHUTDOWN_LIMIT_SECONDS = 25.0
 
 
 def run(builders: Sequence[ServiceBuilder], process_name: str) -> int:
@@ -93,13 +96,55 @@ async def serve(
     clock.mark("configured")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    watchdog = ShutdownWatchdog(process_name)
+
+    def on_signal() -> None:
+        stop.set()
+        watchdog.arm()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, on_signal)
     try:
         return await _serve(settings, builders, process_name, stop, clock)
     finally:
+        watchdog.disarm()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
+
+
+class ShutdownWatchdog:
+    """Ends the process if a stop overruns SHUTDOWN_LIMIT_SECONDS after the signal.
+
+    A graceful stop drains sockets (ARENA_WS_DRAIN_SECONDS), lets workers finish (10 s) and
+    gives up an unanswered last commit (5 s); but a client library waiting on a broker that
+    stopped answering may ignore all of that (seen in CI after a broker outage: aiokafka's
+    stop waited for its request timeout). Everything acknowledged is in the log already, so
+    exiting is safe; it is done from a thread, which a stuck event loop cannot hold up, before
+    Kubernetes' 30 s grace runs out.
+    """
+
+    def __init__(self, process_name: str, limit: float | None = None) -> None:
+        self.process_name = process_name
+        self.limit = SHUTDOWN_LIMIT_SECONDS if limit is None else limit
+        self._timer: threading.Timer | None = None
+
+    def arm(self) -> None:
+        if self._timer is None:
+            self._timer = threading.Timer(self.limit, self._overran)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def _overran(self) -> None:
+        log.error(
+            "the stop overran its limit: exiting now (everything acknowledged is in the log)",
+            process=self.process_name,
+            seconds=self.limit,
+        )
+        os._exit(EXIT_FAILED)
 
 
 async def _serve(
