@@ -11,8 +11,9 @@ GameEnded), so the readers are right before and after the match service moves on
 
 from __future__ import annotations
 
+import contextlib
 import random
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,28 @@ def stream_of(match_id: str, payloads: Sequence[Message]) -> list[Event]:
         )
         for number, payload in enumerate(payloads, start=1)
     ]
+
+
+@contextlib.asynccontextmanager
+async def read_api(
+    tmp_path: Path, log: EventLog, settings: Settings
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The read API over fresh read models caught up with ``log``, as a signed-in client."""
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'read.sqlite3'}")
+    await upgrade_head(engine)
+    sessions = session_factory(engine)
+    for projection in rating_projections(settings):
+        await ProjectionRunner(projection, log, sessions).catch_up()
+    app = FastAPI()
+    app.state.read_sessions = sessions
+    app.include_router(create_read_router(principal))
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app),
+        base_url="http://arena",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    ) as http:
+        yield http
+    await engine.dispose()
 
 
 def matrix_episode() -> tuple[Match, list[Message]]:
@@ -124,19 +147,7 @@ async def test_a_matrix_episode_has_eight_seats_a_statistics_board_and_its_repla
         assert recorded.payload.unrated_reason == "casual" and len(recorded.payload.seats) == 8
         assert recorded.stream == ladder_stream("matrix-games")
 
-        engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'read.sqlite3'}")
-        await upgrade_head(engine)
-        sessions = session_factory(engine)
-        for projection in rating_projections(settings):
-            await ProjectionRunner(projection, log, sessions).catch_up()
-        app = FastAPI()
-        app.state.read_sessions = sessions
-        app.include_router(create_read_router(principal))
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://arena",
-            headers={"Authorization": f"Bearer {TOKEN}"},
-        ) as http:
+        async with read_api(tmp_path, log, settings) as http:
             log_page = (await http.get("/v1/matches/x1/events")).json()
             ranks = {s.seat: s.rank for s in payloads[-1].seats}
             assert [(s["seat"], s["kind"], s["rank"]) for s in log_page["seats"]] == [
@@ -179,7 +190,6 @@ async def test_a_matrix_episode_has_eight_seats_a_statistics_board_and_its_repla
             replay = await http.get("/v1/matches/x1/replay")
             assert replay.status_code == 200
             assert replay.content == replay_bytes(payloads)
-        await engine.dispose()
 
 
 async def test_a_maze_match_has_its_events_and_says_it_keeps_no_replay(tmp_path: Path) -> None:
@@ -199,19 +209,7 @@ async def test_a_maze_match_has_its_events_and_says_it_keeps_no_replay(tmp_path:
         await topics.ensure_topics(log, 2)
         events = stream_of("z1", [opened])
         await log.append(topics.MATCH_EVENTS, [READING.event_record(e) for e in events])
-        engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'read.sqlite3'}")
-        await upgrade_head(engine)
-        sessions = session_factory(engine)
-        for projection in rating_projections(settings):
-            await ProjectionRunner(projection, log, sessions).catch_up()
-        app = FastAPI()
-        app.state.read_sessions = sessions
-        app.include_router(create_read_router(principal))
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://arena",
-            headers={"Authorization": f"Bearer {TOKEN}"},
-        ) as http:
+        async with read_api(tmp_path, log, settings) as http:
             assert (await http.get("/v1/matches/z1/events")).status_code == 200
             for partial in ("false", "true"):
                 replay = await http.get(f"/v1/matches/z1/replay?partial={partial}")
