@@ -13,7 +13,7 @@ import pytest
 from arena_runtime import consumer_loop, metrics
 from arena_runtime.config import load_settings
 from arena_runtime.consumer_loop import ConsumerLoop
-from arena_runtime.envelope import Codec, Command, Schemas
+from arena_runtime.envelope import Codec, Command, Schemas, TypeFilter
 from arena_runtime.eventlog import (
     Consumer,
     EventLog,
@@ -143,6 +143,65 @@ async def test_malformed_records_are_logged_counted_and_skipped(
     consumed = {"topic": unique_topic, "group": group}
     assert metrics.sample("arena_records_consumed_total", consumed) == 2
     assert metrics.sample("arena_handler_seconds_count", consumed) == 2
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["handler", "batch_handler"])
+async def test_records_a_type_filter_skips_are_committed_past_unread(
+    log: EventLog, unique_topic: str, group: str, batched: bool
+) -> None:
+    """Told from their ce_type header, records of a type the handler does nothing with are
+    neither decoded nor handled nor counted; those written without the header, and those of a
+    type the reader does not know (malformed), are read as before."""
+    writer = Codec(registry(extra="tally.Reset"))
+    unknown = Codec(registry(extra="tally.Unknown"))
+
+    def written(codec: Codec, command_id: str, type_: str) -> OutgoingRecord:
+        return codec.command_record(Command(command_id, "t-1", type_, {"amount": 1}, WHEN))
+
+    headerless = written(writer, "old-reset", "tally.Reset").value
+    await log.append(
+        unique_topic,
+        [
+            written(writer, "a", "tally.Add"),
+            written(writer, "reset", "tally.Reset"),
+            OutgoingRecord(headerless, b"t-1"),
+            written(unknown, "x", "tally.Unknown"),
+            written(writer, "b", "tally.Add"),
+        ],
+    )
+    reader = Codec(registry(extra="tally.Reset"))
+    decoded: list[str] = []
+
+    def decode(data: bytes) -> Command:
+        command = reader.decode_command(data)  # raises for the unknown type, as before
+        decoded.append(command.command_id)
+        return command
+
+    seen: list[str] = []
+
+    async def handle_batch(batch: list[tuple[Command, Record]]) -> None:
+        seen.extend(command.command_id for command, _ in batch)
+
+    consumer = log.consumer(group, [unique_topic])
+    await consumer.start()
+    try:
+        loop = ConsumerLoop(
+            consumer,
+            group=group,
+            decode=decode,
+            handler=None if batched else collecting(seen),
+            batch_handler=handle_batch if batched else None,
+            skip=TypeFilter(reader.schemas, ["tally.Add"]),
+        )
+        await run_until(loop, lambda: "b" in seen)
+        await loop.flush()
+        assert decoded == seen == ["a", "old-reset", "b"]
+        assert await consumer.committed(TopicPartition(unique_topic, 0)) == 5
+    finally:
+        await consumer.stop()
+    assert malformed_count(unique_topic, group, "unknown_type") == 1
+    consumed = {"topic": unique_topic, "group": group}
+    assert metrics.sample("arena_records_consumed_total", consumed) == 3
 
 
 async def test_each_record_handled_counts_its_age_since_the_append(

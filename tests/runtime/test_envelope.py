@@ -18,11 +18,13 @@ from arena_runtime.envelope import (
     EnvelopeError,
     Event,
     Schemas,
+    TypeFilter,
     UndecodableRecord,
     UnknownType,
     UnsupportedSchemaVersion,
     new_command,
 )
+from arena_runtime.eventlog import Record
 from arena_runtime.proto_gen.arena.v1 import envelope_pb2
 from google.protobuf.wrappers_pb2 import BoolValue, Int64Value, StringValue
 from hypothesis import given
@@ -426,3 +428,38 @@ def test_a_legacy_upcaster_is_registered_once() -> None:
     registry = legacy_schemas()
     with pytest.raises(ValueError, match="already has a legacy upcaster"):
         registry.add_legacy(StringValue, type="test.Count", version=1, upcast=_legacy_score)
+
+
+# -- leaving records unread by their type header ------------------------------------------------
+
+
+def typed(type_: str | None) -> Record:
+    """A record whose ce_type header says ``type_`` (None: written before the header)."""
+    headers = () if type_ is None else (("content-type", b"x"), ("ce_type", type_.encode()))
+    return Record("t", 0, 0, b"k", b"not decoded", headers)
+
+
+def test_a_type_filter_skips_only_types_read_as_nothing_wanted() -> None:
+    skips = TypeFilter(legacy_schemas(), ["google.protobuf.BoolValue"])
+    assert skips(typed("test.Count"))  # read only as itself, not wanted
+    assert not skips(typed("google.protobuf.BoolValue"))
+    assert not skips(typed("test.Old"))  # a legacy type read as a wanted one
+    # Unknown here (decoding reports it as malformed), or no header: decoded as before.
+    assert not skips(typed("test.Unknown"))
+    assert not skips(typed(None))
+    assert not skips(Record("t", 0, 0, b"k", b"x", (("ce_typ", b"test.Count"),)))
+
+
+def test_a_type_filter_follows_what_is_registered_after_it() -> None:
+    registry = Schemas()
+    registry.add_message(BoolValue)
+    skips = TypeFilter.for_payloads(registry, [BoolValue, Int64Value])  # Int64Value: unknown
+    assert not skips(typed("test.Old"))
+    registry.add_message(StringValue)
+    assert skips(typed("google.protobuf.StringValue"))
+    registry.add_legacy(
+        StringValue, type="test.Old", version=1, upcast=_renamed, into="google.protobuf.BoolValue"
+    )
+    assert not skips(typed("test.Old"))
+    registry.add_message(StringValue, type="test.Old", version=2, upcast=lambda p: p)
+    assert not skips(typed("test.Old"))  # v1 is still read as a wanted type

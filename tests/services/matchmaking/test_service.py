@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from arena_games.maths_warriors.lobby import room
 from arena_matchmaking.ids import room_code
+from arena_runtime import metrics, topics
 from arena_runtime.config import Settings, load_settings
+from arena_runtime.envelope import CODEC, Event, new_command
 from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.factory import open_event_log
 from arena_runtime.proto_gen.arena.v1 import envelope_pb2, match_pb2
@@ -236,6 +238,38 @@ async def test_a_room_reads_the_seam_s_match_ended(tmp_path: Path, event_log: Ev
         )
         assert finished.winner_player_id == started.seats[1].player_id
         assert [(s.seat, s.rank) for s in finished.seats] == [(1, 2), (2, 1)]
+
+
+async def test_the_match_event_member_leaves_a_match_s_other_events_unread(
+    tmp_path: Path, event_log: EventLog
+) -> None:
+    """Only a match's end (of its events) is decoded and handled; the rest, a move's events most
+    of them, is committed past unread, told from its type header."""
+    client = LobbyClient(event_log)
+    async with ServiceUnderTest(event_log, settings_for(tmp_path)):
+        opened = await create_room(client, "p_alice")
+        room = f"room-{opened.code}"
+        _, started = await client.command(room, pb.JoinRoom(player=player("p_bob")))
+        labels = {"topic": topics.MATCH_EVENTS, "group": "matchmaking.events"}
+        before = metrics.sample("arena_records_consumed_total", labels)
+        match_opened = Event(
+            event_id=f"opened-{started.match_id}",
+            stream=f"match-{started.match_id}",
+            sequence=1,
+            type=match_pb2.MatchOpened.DESCRIPTOR.full_name,
+            payload=match_pb2.MatchOpened(match_id=started.match_id, game="maths-warriors"),
+            time=new_command("x", pb.Dequeue()).time,
+        )
+        await event_log.append(topics.MATCH_EVENTS, [CODEC.event_record(match_opened)])
+        await client.end_match(started.match_id)
+        await client.wait_event(room, pb.RoomMatchFinished)
+
+        async def counted() -> bool:
+            return metrics.sample("arena_records_consumed_total", labels) > before
+
+        await eventually(counted, "the match's end was never counted")
+        # The opening came first in the partition: had it been handled, it would count too.
+        assert metrics.sample("arena_records_consumed_total", labels) == before + 1
 
 
 async def test_timers_fire_after_a_restart(tmp_path: Path, event_log: EventLog) -> None:

@@ -17,6 +17,10 @@ partitions meet in one write. Order within a partition is all the stream rules n
 stream's commands share a partition; a handler that reads state across partitions must take
 its own lock for that.
 
+With ``skip`` (an :class:`~arena_runtime.envelope.TypeFilter`: records of the types a handler
+does nothing with, told from their ``ce_type`` header) a record it answers True for is neither
+decoded nor handled nor counted, only committed past, as if the handler had passed over it.
+
 A ``batch_handler`` takes each partition's decoded records of a poll at once (the match service
 decides them together and writes their events in one append); if it raises, none of that
 partition's records of the poll is committed, and all of them come again.
@@ -85,8 +89,10 @@ class ConsumerLoop(Generic[T]):
         commit_behind: bool = False,
         pipelined: bool = False,
         max_in_flight: int = 2000,
+        skip: Callable[[Record], bool] | None = None,
     ) -> None:
         self.consumer = consumer
+        self.skip = skip
         self.group = group
         self.decode = decode
         if (handler is None) == (batch_handler is None):
@@ -269,8 +275,10 @@ class ConsumerLoop(Generic[T]):
             last = records[-1]
             done[TopicPartition(last.topic, last.partition)] = last.offset + 1
             return
+        skip = self.skip
         for record in records:
-            await self._process(record)
+            if skip is None or not skip(record):
+                await self._process(record)
             done[TopicPartition(record.topic, record.partition)] = record.offset + 1
 
     async def _side_by_side(self, records: list[Record], done: dict[TopicPartition, int]) -> None:
@@ -317,7 +325,10 @@ class ConsumerLoop(Generic[T]):
         span; otherwise the items carry on their writers' contexts as they are."""
         assert self.batch_handler is not None
         items = []
+        skip = self.skip
         for record in records:
+            if skip is not None and skip(record):
+                continue
             item = decode_or_skip(self.decode, record, self.group)
             if item is not None:
                 items.append((item, record))

@@ -27,7 +27,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from arena_runtime import telemetry
 from arena_runtime.entropy import new_uuid
-from arena_runtime.eventlog.base import OutgoingRecord
+from arena_runtime.eventlog.base import OutgoingRecord, Record
 from arena_runtime.proto_gen.arena.v1 import envelope_pb2
 
 PROTOBUF = "application/x-protobuf"
@@ -169,6 +169,8 @@ class Schemas:
     _type_of_class: dict[type, str] = field(default_factory=dict)
     #: (type, version) -> its legacy upcaster, registered by another party than the type's owner.
     _legacy: dict[tuple[str, int], _Legacy] = field(default_factory=dict)
+    #: Bumped at every registration, so that what is derived from the registry is made again.
+    generation: int = 0
 
     def __post_init__(self) -> None:
         # The runtime's own payloads, so every registry can read what a stream runner writes.
@@ -188,6 +190,7 @@ class Schemas:
         ):
             raise ValueError(f"{schema.type} v{schema.version} needs an upcaster from v1")
         versions[schema.version] = schema
+        self.generation += 1
         if schema.python_type is not None and schema.version == max(versions):
             self._type_of_class[schema.python_type] = schema.type
 
@@ -255,6 +258,7 @@ class Schemas:
                 encode=_not_written(name, version),
             )
         self._legacy[key] = _Legacy(into or name, upcast)
+        self.generation += 1
 
     def add_json(self, type: str, *, version: int = 1, upcast: Upcaster | None = None) -> None:
         """Register a JSON payload type (any JSON value, written with sorted keys)."""
@@ -278,6 +282,18 @@ class Schemas:
                 if name == type and legacy.into != type
             )
         return type
+
+    def read_as(self, type: str) -> frozenset[str]:
+        """Every type a record of ``type`` may be read as, whatever its version (itself, or
+        what a legacy version is read as); empty for a type not readable here."""
+        return frozenset(
+            legacy.into if (legacy := self._legacy.get((type, version))) is not None else type
+            for version in self._versions.get(type, {})
+        )
+
+    def type_of_class(self, payload_class: builtins.type) -> str | None:
+        """The registered type of a protobuf payload class (None if it has none here)."""
+        return self._type_of_class.get(payload_class)
 
     def versions(self, type: str) -> tuple[int, ...]:
         """The schema versions of ``type`` readable here, oldest first."""
@@ -358,6 +374,55 @@ class Schemas:
             except Exception as exc:
                 raise UndecodableRecord(f"{type}: upcast to v{target} failed: {exc!r}") from exc
         return type, payload
+
+
+#: Header values a TypeFilter remembers its answer for (a few dozen types are written).
+_TYPES_KEPT = 1024
+
+
+class TypeFilter:
+    """Which records a reader may leave unread, told from their ``ce_type`` header alone: those
+    whose type the registry reads only as types the reader does nothing with.
+
+    Called with a record, True means skip it: decoding it would only have produced a payload the
+    reader passes over. A record without the header (written before it), or of a type the
+    registry does not know (which decoding reports as malformed), is never skipped, and neither
+    is one whose type may be read, in some version, as a wanted type (a legacy type read as one).
+    A skipped record is not decoded, so a corrupt one of an unwanted type goes unnoticed by this
+    reader (its other readers still decode it).
+    """
+
+    __slots__ = ("_generation", "_schemas", "_skips", "_wanted")
+
+    def __init__(self, schemas: Schemas, wanted: Iterable[str]) -> None:
+        self._schemas = schemas
+        self._wanted = frozenset(wanted)
+        #: The header's bytes -> whether to skip a record carrying them (made as met).
+        self._skips: dict[bytes, bool] = {}
+        self._generation = schemas.generation
+
+    @classmethod
+    def for_payloads(cls, schemas: Schemas, payload_classes: Iterable[builtins.type]) -> TypeFilter:
+        """A filter keeping the records read as payloads of these classes (a reader's
+        ``isinstance`` checks); a class not registered here is never read, so it adds nothing."""
+        types = (schemas.type_of_class(c) for c in payload_classes)
+        return cls(schemas, (t for t in types if t is not None))
+
+    def __call__(self, record: Record) -> bool:
+        for name, value in record.headers:
+            if name == CE_TYPE_HEADER:
+                if self._generation != self._schemas.generation:
+                    self._skips.clear()  # registered since: what is read as what may have changed
+                    self._generation = self._schemas.generation
+                skip = self._skips.get(value)
+                if skip is None:
+                    read_as = self._schemas.read_as(value.decode("utf-8", "replace"))
+                    skip = bool(read_as) and read_as.isdisjoint(self._wanted)
+                    if len(self._skips) >= _TYPES_KEPT:
+                        self._skips.clear()
+                    self._skips[value] = skip
+                return skip
+        return False
 
 
 def _not_written(type: str, version: int) -> Callable[[Any], bytes]:

@@ -49,6 +49,21 @@ from arena_matchmaking.timers import RoomTimers
 FORGET_SWEEP_MS = 5_000
 #: The ladder events a ghost's frozen rating is read from (of each game with a ghost store).
 _RATINGS = (rating_pb2.UnitRated, rating_pb2.SeasonReset, rating_pb2.RatingTakenBack)
+
+
+def match_event_payloads() -> tuple[type[Message], ...]:
+    """Every payload :meth:`Matchmaking.handle_match_event` acts on: the match-event member
+    leaves the other records of its topics unread (a move's events, most of them)."""
+    ghost_files = tuple(c for m in STANDARD if m.ghosts is not None for c in m.ghosts.files)
+    return (
+        *ghost_files,
+        *_RATINGS,
+        rating_pb2.CreditsHeld,
+        CommandRejected,
+        match_pb2.MatchEnded,
+    )
+
+
 #: Commands whose decision reads the directory: it is read up to the end of the log first.
 _NEEDS_DIRECTORY = (
     pb.CreateRoom,
@@ -207,7 +222,8 @@ class Matchmaking:
     async def handle_match_event(self, event: Event, record: Record | None = None) -> None:
         """A match's end (decoded through the seam: MatchEnded), told to its room, or to its
         players' streams when it had none; an event a game files in its ghost store (its
-        ``ghosts.files``), filed there; a rating the ghost store freezes ghosts with."""
+        ``ghosts.files``), filed there; a rating the ghost store freezes ghosts with. Nothing
+        else: :func:`match_event_payloads` names what it acts on (the rest is not read)."""
         payload = event.payload
         if any(isinstance(payload, m.ghosts.files) for m in STANDARD if m.ghosts is not None):
             await self.load_ratings()

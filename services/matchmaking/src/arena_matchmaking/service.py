@@ -14,13 +14,13 @@ from datetime import datetime
 from arena_games.registry import READING, STANDARD
 from arena_runtime import topics
 from arena_runtime.config import Settings
-from arena_runtime.envelope import SCHEMAS, now
+from arena_runtime.envelope import SCHEMAS, TypeFilter, now
 from arena_runtime.eventlog import EventLog
 from arena_runtime.host import Runtime, Service, Worker
 from arena_runtime.host.consume import ConsumeWorker
 
 from arena_matchmaking.directory import DirectoryWorker
-from arena_matchmaking.matchmaking import Matchmaking
+from arena_matchmaking.matchmaking import Matchmaking, match_event_payloads
 from arena_matchmaking.worker import CommandWorker
 
 NAME = "matchmaking"
@@ -49,6 +49,8 @@ def build_workers(
             name=f"{NAME}:events",
             concurrent_partitions=True,
             linger=settings.event_consumer_linger_ms / 1000,
+            # A move's events are most of the topic: left unread, by their type header.
+            skip=TypeFilter.for_payloads(READING.schemas, match_event_payloads()),
         ),
         matchmaking.timers,
     ]

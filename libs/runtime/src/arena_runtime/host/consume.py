@@ -50,6 +50,7 @@ class ConsumeWorker(Generic[T]):
         pipelined: bool = False,
         on_gain: Callable[[int], Awaitable[object]] | None = None,
         linger: float = 0.0,
+        skip: Callable[[Record], bool] | None = None,
     ) -> None:
         """``on_gain(partition)``: run for each partition of the first topic when the group
         gives it to this member, before the member counts as ready (a stream runner reading the
@@ -58,7 +59,10 @@ class ConsumeWorker(Generic[T]):
         ``linger`` (seconds): after a poll that found records but did not fill a batch, wait
         this long before the next, so that a member nobody waits on (one reading every move's
         events for a game's end) handles many moves per poll, commit and wake-up instead of
-        one. Zero for members on a player's path."""
+        one. Zero for members on a player's path.
+
+        ``skip``: the records to commit past unread (see ConsumerLoop), for a handler that acts
+        on a few of its topics' types (an :class:`~arena_runtime.envelope.TypeFilter`)."""
         self.name = name or f"consume:{group}"
         self.group = group
         self.topics = list(topics)
@@ -75,6 +79,7 @@ class ConsumeWorker(Generic[T]):
             concurrent_partitions=concurrent_partitions,
             commit_behind=True,
             pipelined=pipelined,
+            skip=skip,
         )
         self._stopping = asyncio.Event()
         self._linger = linger
