@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from arena_runtime import consumer_loop, metrics
+from arena_runtime import consumer_loop, metrics, telemetry
 from arena_runtime.config import load_settings
 from arena_runtime.consumer_loop import ConsumerLoop
 from arena_runtime.envelope import Codec, Command, Schemas, TypeFilter
@@ -202,6 +202,55 @@ async def test_records_a_type_filter_skips_are_committed_past_unread(
     assert malformed_count(unique_topic, group, "unknown_type") == 1
     consumed = {"topic": unique_topic, "group": group}
     assert metrics.sample("arena_records_consumed_total", consumed) == 3
+
+
+async def test_unexported_a_handler_runs_in_the_trace_that_wrote_its_record(
+    log: EventLog, unique_topic: str, group: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No span of its own while spans are not exported: the writer's context is current in the
+    handler, from the record's traceparent header, else (no header, or not a valid one) from its
+    envelope; and nothing of it stays current after."""
+    monkeypatch.setattr(telemetry, "_exporting", False)
+    header_trace, envelope_trace = "0af7651916cd43dd8448eb211c80319c", "1" * 32
+
+    def traced(command_id: str, header: bytes | None) -> OutgoingRecord:
+        command = Command(
+            command_id,
+            "t-1",
+            "tally.Add",
+            {"amount": 1},
+            WHEN,
+            traceparent=f"00-{envelope_trace}-b7ad6b7169203331-01",
+        )
+        value = READER.encode_command(command)
+        return OutgoingRecord(value, b"t-1", () if header is None else (("traceparent", header),))
+
+    await log.append(
+        unique_topic,
+        [
+            traced("header", f"00-{header_trace}-b7ad6b7169203331-01".encode()),
+            traced("envelope", None),
+            traced("bad-header", b"00-not-a-trace"),
+        ],
+    )
+    traces: dict[str, str] = {}
+
+    async def handle(command: Command, record: Record) -> None:
+        traces[command.command_id] = telemetry.trace_id_hex()
+
+    consumer = log.consumer(group, [unique_topic])
+    await consumer.start()
+    try:
+        loop = ConsumerLoop(consumer, group=group, decode=READER.decode_command, handler=handle)
+        await run_until(loop, lambda: len(traces) == 3)
+    finally:
+        await consumer.stop()
+    assert traces == {
+        "header": header_trace,
+        "envelope": envelope_trace,
+        "bad-header": envelope_trace,
+    }
+    assert telemetry.trace_id_hex() == ""
 
 
 async def test_each_record_handled_counts_its_age_since_the_append(

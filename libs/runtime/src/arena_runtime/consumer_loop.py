@@ -51,7 +51,6 @@ from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
 from opentelemetry import context as otel_context
-from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from arena_runtime import metrics, telemetry
@@ -117,6 +116,8 @@ class ConsumerLoop(Generic[T]):
         self._in_flight = 0
         self._room = asyncio.Event()
         self._lane_failure: BaseException | None = None
+        #: Topic -> the series its records are counted in.
+        self._series: dict[str, metrics.ConsumerSeries] = {}
 
     async def run(self, stop: asyncio.Event) -> None:
         """Consume until ``stop`` is set; what was handled is committed before returning."""
@@ -276,10 +277,22 @@ class ConsumerLoop(Generic[T]):
             done[TopicPartition(last.topic, last.partition)] = last.offset + 1
             return
         skip = self.skip
-        for record in records:
-            if skip is None or not skip(record):
-                await self._process(record)
-            done[TopicPartition(record.topic, record.partition)] = record.offset + 1
+        # Counted by runs of one topic's records (a poll's, mostly): one increment, not one a
+        # record; what a failing handler leaves unhandled is not counted.
+        topic = records[0].topic if records else ""
+        handled = 0
+        try:
+            for record in records:
+                if record.topic != topic:
+                    if handled:
+                        self._series_of(topic).consumed.inc(handled)
+                    topic, handled = record.topic, 0
+                if (skip is None or not skip(record)) and await self._process(record):
+                    handled += 1
+                done[TopicPartition(record.topic, record.partition)] = record.offset + 1
+        finally:
+            if handled:
+                self._series_of(topic).consumed.inc(handled)
 
     async def _side_by_side(self, records: list[Record], done: dict[TopicPartition, int]) -> None:
         by_partition = _by_partition(records)
@@ -306,6 +319,12 @@ class ConsumerLoop(Generic[T]):
                 offsets={f"{tp.topic}/{tp.partition}": offset for tp, offset in offsets.items()},
                 error=str(exc),
             )
+
+    def _series_of(self, topic: str) -> metrics.ConsumerSeries:
+        series = self._series.get(topic)
+        if series is None:
+            series = self._series[topic] = metrics.consumer_series(topic, self.group)
+        return series
 
     def _span_attributes(self, record: Record) -> dict[str, str | int]:
         """The OpenTelemetry messaging attributes of processing ``record`` (or a batch from it)."""
@@ -335,58 +354,62 @@ class ConsumerLoop(Generic[T]):
         if not items:
             return
         first = records[0]
-        metrics.observe_age(first.topic, self.group, (record.timestamp_ms for _, record in items))
+        series = self._series_of(first.topic)
+        metrics.observe_ages(series.age, [record.timestamp_ms for _, record in items])
         started = time.perf_counter()
-        attributes = self._span_attributes(first)
-        attributes["messaging.batch.message_count"] = len(items)
-        parents = (
-            [self._parent(item, record) for item, record in items] if telemetry.exporting() else []
-        )
-        with telemetry.record_spans(f"{first.topic} process", parents, attributes) as carried:
-            if carried:
+        if not telemetry.exporting():
+            # The items carry on their writers' contexts as they are (see the docstring).
+            await self.batch_handler(items)
+        else:
+            attributes = self._span_attributes(first)
+            attributes["messaging.batch.message_count"] = len(items)
+            parents = [self._parent(item, record) for item, record in items]
+            with telemetry.record_spans(f"{first.topic} process", parents, attributes) as carried:
                 items = [
                     (_carrying(item, traceparent, tracestate), record)
                     for (item, record), (traceparent, tracestate) in zip(
                         items, carried, strict=True
                     )
                 ]
-            await self.batch_handler(items)
-        metrics.series(metrics.HANDLER_SECONDS, first.topic, self.group).observe(
-            time.perf_counter() - started
-        )
-        metrics.series(metrics.RECORDS_CONSUMED, first.topic, self.group).inc(len(items))
+                await self.batch_handler(items)
+        series.handler_seconds.observe(time.perf_counter() - started)
+        series.consumed.inc(len(items))
 
     @staticmethod
     def _parent(item: object, record: Record) -> otel_context.Context:
         """The context of the span that wrote ``record``: its headers', else its envelope's."""
-        parent = telemetry.context_from_headers(record.headers)
-        if not trace.get_current_span(parent).get_span_context().is_valid:
+        parent = telemetry.parent_from_headers(record.headers)
+        if parent is None:
             parent = telemetry.context_of(
                 getattr(item, "traceparent", ""), getattr(item, "tracestate", "")
             )
         return parent
 
-    async def _process(self, record: Record) -> None:
+    async def _process(self, record: Record) -> bool:
+        """Decode and handle one record; False if it was skipped as malformed."""
         item = decode_or_skip(self.decode, record, self.group)
         if item is None:
-            return
-        metrics.observe_age(record.topic, self.group, (record.timestamp_ms,))
+            return False
+        series = self._series_of(record.topic)
+        metrics.observe_ages(series.age, (record.timestamp_ms,))
         parent = self._parent(item, record)
         started = time.perf_counter()
-        # Unexported, the span would carry nothing its parent does not (the same trace, in
-        # what the handler writes and logs): the parent's context goes on instead.
-        with telemetry.detail_span(
-            f"{record.topic} process",
-            context=parent,
-            kind=SpanKind.CONSUMER,
-            attributes=self._span_attributes(record) if telemetry.exporting() else None,
-        ):
-            assert self.handler is not None
-            await self.handler(item, record)
-        metrics.series(metrics.HANDLER_SECONDS, record.topic, self.group).observe(
-            time.perf_counter() - started
-        )
-        metrics.series(metrics.RECORDS_CONSUMED, record.topic, self.group).inc()
+        assert self.handler is not None
+        if telemetry.exporting():
+            with telemetry.detail_span(
+                f"{record.topic} process",
+                context=parent,
+                kind=SpanKind.CONSUMER,
+                attributes=self._span_attributes(record),
+            ):
+                await self.handler(item, record)
+        else:
+            # Unexported, the span would carry nothing its parent does not (the same trace, in
+            # what the handler writes and logs): the parent's context goes on instead.
+            with telemetry.within(parent):
+                await self.handler(item, record)
+        series.handler_seconds.observe(time.perf_counter() - started)
+        return True
 
 
 def _carrying(item: T, traceparent: str, tracestate: str) -> T:

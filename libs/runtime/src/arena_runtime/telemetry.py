@@ -178,6 +178,36 @@ def context_from_headers(headers: Iterable[tuple[str, bytes]]) -> otel_context.C
     return context_of(traceparent.decode("ascii", "replace"), tracestate.decode("ascii", "replace"))
 
 
+#: The headers' (traceparent, tracestate) bytes -> their context if it names a valid span, else
+#: None: a consumer asks once per record, and one move's few contexts come again and again.
+_HEADER_PARENTS: dict[tuple[bytes, bytes], otel_context.Context | None] = {}
+
+
+def parent_from_headers(headers: Iterable[tuple[str, bytes]]) -> otel_context.Context | None:
+    """:func:`context_from_headers` if its span is valid (the headers name a writer's span),
+    else None."""
+    traceparent = tracestate = b""
+    for name, value in headers:
+        if name == TRACEPARENT:
+            traceparent = value
+        elif name == TRACESTATE:
+            tracestate = value
+    key = (traceparent, tracestate)
+    try:
+        return _HEADER_PARENTS[key]
+    except KeyError:
+        pass
+    context: otel_context.Context | None = context_of(
+        traceparent.decode("ascii", "replace"), tracestate.decode("ascii", "replace")
+    )
+    if not trace.get_current_span(context).get_span_context().is_valid:
+        context = None
+    if len(_HEADER_PARENTS) >= _CONTEXTS_KEPT:
+        _HEADER_PARENTS.clear()
+    _HEADER_PARENTS[key] = context
+    return context
+
+
 def trace_id_hex(span: trace.Span | None = None) -> str:
     """The 32-hex-digit trace id of a span (default: the current one), or "" if none."""
     span_context = (span or trace.get_current_span()).get_span_context()
