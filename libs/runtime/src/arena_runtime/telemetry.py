@@ -73,19 +73,30 @@ def detail_span(
     ``context``, that one: log lines in the block carry its trace id).
     """
     if not _exporting:
-        return contextlib.nullcontext() if context is None else within(context)
+        return contextlib.nullcontext() if context is None else _Within(context)
     return tracer().start_as_current_span(name, context=context, **kwargs)
 
 
-@contextlib.contextmanager
-def within(context: otel_context.Context) -> Iterator[None]:
+class _Within:
+    """:func:`within`'s block: a class rather than a generator, since a busy process enters a
+    few per move (a generator's context manager is about twice the calls)."""
+
+    __slots__ = ("_context", "_token")
+
+    def __init__(self, context: otel_context.Context) -> None:
+        self._context = context
+
+    def __enter__(self) -> None:
+        self._token = otel_context.attach(self._context)
+
+    def __exit__(self, *_: object) -> None:
+        otel_context.detach(self._token)
+
+
+def within(context: otel_context.Context) -> AbstractContextManager[None]:
     """Make ``context`` current in the block (no span of its own): what is written and logged
     there belongs to its trace."""
-    token = otel_context.attach(context)
-    try:
-        yield
-    finally:
-        otel_context.detach(token)
+    return _Within(context)
 
 
 def exporting() -> bool:
