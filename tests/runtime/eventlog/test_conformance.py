@@ -168,6 +168,9 @@ async def test_bad_requests_change_nothing(make_log: LogMaker, topic: str) -> No
             OutgoingRecord(value=b"x", partition=2),
             OutgoingRecord(value="text", partition=0),  # type: ignore[arg-type]
             OutgoingRecord(value=b"x", headers=(("h", "not bytes"),)),  # type: ignore[arg-type]
+            OutgoingRecord(value=b"x", headers=((b"h", b"name not str"),)),  # type: ignore[arg-type]
+            OutgoingRecord(value=b"x", key="text", partition=0),  # type: ignore[arg-type]
+            OutgoingRecord(value=bytearray(b"x"), partition=0),  # type: ignore[arg-type]
         ):
             with pytest.raises(InvalidRequestError):
                 await log.append(topic, [good, bad])
