@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from arena_runtime.envelope import (
     UndecodableRecord,
     UnknownType,
     UnsupportedSchemaVersion,
+    ce_time,
     new_command,
 )
 from arena_runtime.eventlog import Record
@@ -145,6 +146,22 @@ def test_event_records_carry_the_cloudevents_binary_mode_attributes() -> None:
     for name in first:
         if name.startswith("ce_"):
             assert name[3:].isalnum() and name[3:].islower()
+
+
+def test_ce_time_is_utc_whatever_the_time_zone_of_the_time() -> None:
+    paris = timezone(timedelta(hours=1))
+    for moment in (WHEN, WHEN.astimezone(paris), datetime(2026, 12, 7, 23, 30, tzinfo=paris)):
+        expected = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        assert ce_time(moment) == expected
+
+
+def test_what_is_written_follows_what_is_registered_since() -> None:
+    registry = Schemas()
+    registry.add_json("test.Tally")
+    codec = Codec(registry)
+    assert codec.decode_event(codec.encode_event(event(type="test.Tally"))).schema_version == 1
+    registry.add_json("test.Tally", version=2, upcast=dict)
+    assert codec.decode_event(codec.encode_event(event(type="test.Tally"))).schema_version == 2
 
 
 def test_event_record_is_keyed_by_stream_with_trace_headers() -> None:

@@ -171,6 +171,10 @@ class Schemas:
     _legacy: dict[tuple[str, int], _Legacy] = field(default_factory=dict)
     #: Bumped at every registration, so that what is derived from the registry is made again.
     generation: int = 0
+    #: The generation it was made at, and type -> the version written now (:meth:`current`).
+    _current_of: tuple[int, dict[str, PayloadSchema]] = field(
+        default=(-1, {}), repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         # The runtime's own payloads, so every registry can read what a stream runner writes.
@@ -300,10 +304,16 @@ class Schemas:
         return tuple(sorted(self._versions.get(type, {})))
 
     def current(self, type: str) -> PayloadSchema:
-        versions = self._versions.get(type)
-        if not versions or self._read_as_other(type):
-            raise UnknownType(f"unknown payload type {type!r}")
-        return versions[max(versions)]
+        """The version of ``type`` written now (kept per type: every encode asks)."""
+        if self._current_of[0] != self.generation:
+            self._current_of = (self.generation, {})
+        schema = self._current_of[1].get(type)
+        if schema is None:
+            versions = self._versions.get(type)
+            if not versions or self._read_as_other(type):
+                raise UnknownType(f"unknown payload type {type!r}")
+            schema = self._current_of[1][type] = versions[max(versions)]
+        return schema
 
     def _read_as_other(self, type: str) -> bool:
         """True for a type that is only read, as another type (never written any more)."""
@@ -496,7 +506,7 @@ class Codec:
 
     def event_record(self, event: Event) -> OutgoingRecord:
         """The record to append: keyed by stream, with routing and trace headers."""
-        return _record(self.encode_event(event), EVENT_CONTENT_TYPE, event)
+        return _record(self.encode_event(event), _EVENT_CONTENT_TYPE, event)
 
     # -- commands -------------------------------------------------------------------------
 
@@ -515,7 +525,7 @@ class Codec:
 
     def command_record(self, command: Command) -> OutgoingRecord:
         """The record to send: keyed by stream, with routing and trace headers."""
-        return _record(self.encode_command(command), COMMAND_CONTENT_TYPE, command)
+        return _record(self.encode_command(command), _COMMAND_CONTENT_TYPE, command)
 
     # -- shared by both -------------------------------------------------------------------
 
@@ -573,25 +583,40 @@ def _decoded_fields(message: _EnvelopeMessage) -> dict[str, Any]:
 def ce_time(moment: datetime) -> str:
     """An RFC 3339 time in UTC to the microsecond, as ``ce_time`` carries it."""
     # isoformat is several times faster than strftime, to the same text.
+    if moment.tzinfo is UTC:  # the clock's own times: "+00:00" already, one call
+        return moment.isoformat(timespec="microseconds")[:-6] + "Z"
     return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
-def _record(value: bytes, content_type: str, item: Event | Command) -> OutgoingRecord:
+#: The constant header values, as bytes once.
+_EVENT_CONTENT_TYPE = EVENT_CONTENT_TYPE.encode()
+_COMMAND_CONTENT_TYPE = COMMAND_CONTENT_TYPE.encode()
+_CE_SPECVERSION = CE_SPECVERSION.encode()
+_CE_SOURCE_PREFIX = CE_SOURCE_PREFIX.encode()
+
+
+def _record(value: bytes, content_type: bytes, item: Event | Command) -> OutgoingRecord:
     """Keyed by stream, so a stream's records share a partition; headers route without decoding
     (Arena's own, then the CloudEvents binary-mode attributes)."""
     stream = item.stream.encode()
+    type_ = item.type.encode()
+    if isinstance(item, Event):
+        item_id = item.event_id
+        sequence: bytes | None = f"{item.sequence:0{CE_SEQUENCE_DIGITS}d}".encode()
+    else:
+        item_id, sequence = item.command_id, None
     headers = [
-        (CONTENT_TYPE_HEADER, content_type.encode()),
-        (TYPE_HEADER, item.type.encode()),
-        (CE_SPECVERSION_HEADER, CE_SPECVERSION.encode()),
-        (CE_ID_HEADER, (item.event_id if isinstance(item, Event) else item.command_id).encode()),
-        (CE_SOURCE_HEADER, CE_SOURCE_PREFIX.encode() + stream),
-        (CE_TYPE_HEADER, item.type.encode()),
+        (CONTENT_TYPE_HEADER, content_type),
+        (TYPE_HEADER, type_),
+        (CE_SPECVERSION_HEADER, _CE_SPECVERSION),
+        (CE_ID_HEADER, item_id.encode()),
+        (CE_SOURCE_HEADER, _CE_SOURCE_PREFIX + stream),
+        (CE_TYPE_HEADER, type_),
         (CE_TIME_HEADER, ce_time(item.time).encode()),
         (CE_PARTITIONKEY_HEADER, stream),
     ]
-    if isinstance(item, Event):
-        headers.append((CE_SEQUENCE_HEADER, f"{item.sequence:0{CE_SEQUENCE_DIGITS}d}".encode()))
+    if sequence is not None:
+        headers.append((CE_SEQUENCE_HEADER, sequence))
     if item.traceparent:
         headers.append((TRACEPARENT_HEADER, item.traceparent.encode()))
     if item.tracestate:
