@@ -319,10 +319,11 @@ class EmbeddedEventLog(EventLog):
         self._writer_task: asyncio.Task[None] | None = None
         self._next_offsets: dict[tuple[int, int], int] = {}
         self._data_version: int | None = None
-        #: Bumped at every change consumers wait for (see :meth:`wait_for_change`); the stamp of
+        #: Bumped at every change consumers wait for (see :meth:`wait_for_change`): the latest
+        #: change's stamp (an attribute, not a property: every poll reads it). Also the stamp of
         #: each topic's latest append here, and of the latest change that concerns everyone (a
         #: group's membership, the log closing).
-        self._stamp = 0
+        self.stamp = 0
         self._touched: dict[int, int] = {}
         self._everyone_stamp = 0
         #: Consumers waiting for a change: each one's future -> the topic ids it reads.
@@ -798,25 +799,24 @@ class EmbeddedEventLog(EventLog):
             timer.cancel()
             self._waiting.pop(future, None)
 
-    @property
-    def stamp(self) -> int:
-        """The latest change's stamp (see :meth:`wait_for_change`)."""
-        return self._stamp
-
     def changed_since(self, stamp: int, topic_ids: frozenset[int]) -> bool:
         if self._everyone_stamp > stamp:
             return True
         touched = self._touched
-        return any(touched.get(topic_id, 0) > stamp for topic_id in topic_ids)
+        # A loop, not any() over a generator (a call per topic): asked at every poll.
+        for topic_id in topic_ids:  # noqa: SIM110
+            if touched.get(topic_id, 0) > stamp:
+                return True
+        return False
 
     def _notify(self, topic_ids: set[int] | None = None) -> None:
         """Wake the consumers waiting for appends to ``topic_ids`` (None: every consumer)."""
-        self._stamp += 1
+        self.stamp += 1
         if topic_ids is None:
-            self._everyone_stamp = self._stamp
+            self._everyone_stamp = self.stamp
         else:
             for topic_id in topic_ids:
-                self._touched[topic_id] = self._stamp
+                self._touched[topic_id] = self.stamp
         for future, wanted in list(self._waiting.items()):
             if topic_ids is None or not wanted.isdisjoint(topic_ids):
                 del self._waiting[future]

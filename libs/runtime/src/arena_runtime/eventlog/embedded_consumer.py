@@ -259,13 +259,6 @@ class EmbeddedConsumer(Consumer):
             log.bump_group(self._group)
             self._seen_epoch = log.group_epoch(self._group)
 
-    async def _sync_if_due(self) -> None:
-        if (
-            time.monotonic() >= self._next_sync
-            or self._log.group_epoch(self._group) != self._seen_epoch
-        ):
-            await self._sync()
-
     def assignment(self) -> frozenset[TopicPartition]:
         return self._assigned
 
@@ -281,12 +274,16 @@ class EmbeddedConsumer(Consumer):
     async def poll(self, timeout_ms: int = 1000, max_records: int = 500) -> list[Record]:
         if not self._started:
             raise EventLogError("the consumer is not started")
-        deadline = time.monotonic() + timeout_ms / 1000
+        log = self._log
+        # The clock is read once per step (after each await), not at every question.
+        now = time.monotonic()
+        deadline = now + timeout_ms / 1000
         looked = False
         while True:
-            since = self._log.stamp
-            await self._sync_if_due()
-            now = time.monotonic()
+            since = log.stamp
+            if now >= self._next_sync or log.group_epoch(self._group) != self._seen_epoch:
+                await self._sync()
+                now = time.monotonic()
             remaining = deadline - now
             full = now >= self._next_read or (remaining <= 0 and not looked)
             if full or self._moved():
@@ -296,12 +293,13 @@ class EmbeddedConsumer(Consumer):
                 records = await self._read(max_records, full)
                 if records:
                     return records
-                remaining = deadline - time.monotonic()
+                now = time.monotonic()
+                remaining = deadline - now
             if remaining <= 0 or not self._started:
                 return []
-            now = time.monotonic()
             wait = min(remaining, self._next_read - now, self._next_sync - now)
-            await self._log.wait_for_change(since, self._topic_ids, max(0.0, wait))
+            await log.wait_for_change(since, self._topic_ids, max(0.0, wait))
+            now = time.monotonic()
 
     def _moved(self) -> bool:
         """Has this process appended past the read position of any owned partition?"""
