@@ -128,18 +128,19 @@ def exposition() -> bytes:
 
 
 #: (metric, label values) -> its child: ``labels`` validates and locks at every call (about a
-#: microsecond and a half), and the hot paths touch a few series per record.
-_SERIES: dict[tuple[int, tuple[str, ...]], Any] = {}
+#: microsecond and a half), and the hot paths touch a few series per record. A metric hashes
+#: by identity (prometheus-client defines no equality), so it is its own key.
+_SERIES: dict[tuple[Any, tuple[str, ...]], Any] = {}
 
 
 def series(metric: Any, *values: str) -> Any:
     """``metric.labels(*values)``, made once. Only for series never removed (counters and
     histograms): a removed series would stay cached and count nowhere."""
-    key = (id(metric), values)
-    child = _SERIES.get(key)
-    if child is None:
-        child = _SERIES[key] = metric.labels(*values)
-    return child
+    try:
+        return _SERIES[metric, values]  # no call but this one when known (a few a move)
+    except KeyError:
+        child = _SERIES[metric, values] = metric.labels(*values)
+        return child
 
 
 def observe_age(topic: str, group: str, timestamps_ms: Iterable[int]) -> None:
