@@ -817,10 +817,18 @@ class EmbeddedEventLog(EventLog):
         else:
             for topic_id in topic_ids:
                 self._touched[topic_id] = self.stamp
-        for future, wanted in list(self._waiting.items()):
-            if topic_ids is None or not wanted.isdisjoint(topic_ids):
-                del self._waiting[future]
-                _wake(future)
+        waiting = self._waiting
+        if topic_ids is None:
+            woken = list(waiting)
+        elif len(topic_ids) == 1:  # an append's one topic: a membership test, not a call each
+            (topic_id,) = topic_ids
+            woken = [future for future, wanted in waiting.items() if topic_id in wanted]
+        else:
+            woken = [f for f, wanted in waiting.items() if not wanted.isdisjoint(topic_ids)]
+        for future in woken:
+            del waiting[future]
+            if not future.done():  # _wake, inline
+                future.set_result(None)
 
 
 def _wake(future: asyncio.Future[None]) -> None:
