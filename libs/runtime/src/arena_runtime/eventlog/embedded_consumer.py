@@ -324,13 +324,14 @@ class EmbeddedConsumer(Consumer):
             order = self._order
         else:  # only the partitions appended to here (_moved keeps only those past the position)
             slots = self._slots
-            order = sorted(slots[slot] for slot in self._appended if slot in slots)
+            order = sorted([slots[slot] for slot in self._appended if slot in slots])
             if not order:
                 return []
         self._rotation = (self._rotation + 1) % len(order)
         order = order[self._rotation :] + order[: self._rotation]
         log = self._log
-        chunks: list[list[Record]] = []
+        #: Each partition read with its records (never empty).
+        chunks: list[tuple[TopicPartition, list[Record]]] = []
         jobs: list[tuple[TopicPartition, TopicInfo, int]] = []
         left = max_records
         for tp in order:
@@ -340,14 +341,14 @@ class EmbeddedConsumer(Consumer):
             offset = self._positions[tp]
             cached = log.tail_read(tid, partition, offset, left)
             if cached is not None:
-                chunks.append(cached)
+                chunks.append((tp, cached))
                 left -= len(cached)
             elif full or log.local_end(tid, partition) > offset:
                 jobs.append((tp, self._topics[tid], offset))
 
         ends = self._ends
 
-        def read_all(conn: sqlite3.Connection) -> list[list[Record]]:
+        def read_all(conn: sqlite3.Connection) -> list[tuple[TopicPartition, list[Record]]]:
             out = []
             budget = left
             for tp, info, offset in jobs:
@@ -361,21 +362,24 @@ class EmbeddedConsumer(Consumer):
                 else:
                     ends[tp] = next_offset(conn, info.id, tp.partition)
                 if chunk:
-                    out.append(chunk)
+                    out.append((tp, chunk))
                     budget -= len(chunk)
             return out
 
         if jobs and left > 0:
             chunks.extend(await log.read_with(read_all))
         records: list[Record] = []
-        for chunk in chunks:
-            tp = TopicPartition(chunk[0].topic, chunk[0].partition)
-            if tp not in self._owned:  # revoked while reading
+        owned, positions, consumed = self._owned, self._positions, self._consumed
+        for tp, chunk in chunks:
+            if tp not in owned:  # revoked while reading
                 continue
             nxt = chunk[-1].offset + 1
-            self._positions[tp] = nxt
-            self._consumed[tp] = nxt
-            records.extend(chunk)
+            positions[tp] = nxt
+            consumed[tp] = nxt
+            if records:
+                records.extend(chunk)
+            else:  # a chunk is a list of its own (a slice of the tail, or read): no copy
+                records = chunk
         return records
 
     async def lag(self) -> dict[TopicPartition, int]:
