@@ -2,6 +2,11 @@
 
 Pushes to the client go through a bounded queue drained by one writer task, so a slow client can
 never hold up the fan-out reader; a client too slow to keep up is disconnected.
+
+The socket's frames are read and written through the ASGI ``receive`` and ``send`` the server
+handed the app (:class:`DirectSocket` keeps them in the scope), not through the layers between
+them and the endpoint: Starlette's WebSocket state checks and the exception handlers' wrappers of
+``send``, which only watch HTTP responses, cost a few Python calls on every frame.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from arena_gateway import protocol as p
 from arena_gateway.identity import Principal
@@ -31,6 +37,32 @@ SERVICE_RESTART = 1012
 SHUTDOWN_REASON = "server_shutdown"
 #: The socket's session was signed out, ended or upgraded; the close reason says which.
 SESSION_ENDED = 4001
+#: Where :class:`DirectSocket` keeps a WebSocket's ``receive`` and ``send`` in its scope.
+DIRECT_RECEIVE = "arena.websocket.receive"
+DIRECT_SEND = "arena.websocket.send"
+
+
+class DirectSocket:
+    """ASGI middleware keeping each WebSocket's ``receive`` and ``send``, as this app was handed
+    them, in the scope (``DIRECT_RECEIVE``, ``DIRECT_SEND``) for the connection's reads and
+    writes after the handshake. Add it as the app's outermost middleware but those that do not
+    wrap a WebSocket's ``receive`` or ``send`` (CookieSessions and WebClient do not)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            scope[DIRECT_RECEIVE] = receive
+            scope[DIRECT_SEND] = send
+        await self.app(scope, receive, send)
+
+
+def direct_receive(websocket: WebSocket) -> Receive:
+    """The socket's frames as the server hands them (Starlette's when the app has no
+    :class:`DirectSocket`)."""
+    receive: Receive | None = websocket.scope.get(DIRECT_RECEIVE)
+    return receive or websocket.receive
 
 
 class Connection:
@@ -57,6 +89,8 @@ class Connection:
         #: match service made it) as it is.
         self._outbox: asyncio.Queue[dict[str, Any] | str | None] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
+        send: Send | None = websocket.scope.get(DIRECT_SEND)
+        self._send: Send = send or websocket.send
 
     def start_writer(self) -> None:
         self._writer = asyncio.create_task(self._write_loop())
@@ -95,7 +129,7 @@ class Connection:
                     break
                 if not isinstance(message, str):
                     message = json.dumps(message, separators=(",", ":"))
-                await self.websocket.send_text(message)
+                await self._send({"type": "websocket.send", "text": message})
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass
         finally:

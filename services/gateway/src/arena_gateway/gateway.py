@@ -43,6 +43,7 @@ from arena_gateway.connection import (
     SHUTDOWN_REASON,
     TRY_AGAIN_LATER,
     Connection,
+    direct_receive,
     message_id,
     parse,
 )
@@ -138,7 +139,9 @@ class Gateway:
             return
         self.sockets_from[address] += 1
         try:
-            await self._serve(websocket)
+            # The socket's life in a task of its own: each time it wakes (a frame, an answer)
+            # only its own few frames resume, not the twenty of the ASGI stack above this one.
+            await asyncio.get_running_loop().create_task(self._serve(websocket))
         finally:
             self.sockets_from[address] -= 1
             if not self.sockets_from[address]:
@@ -149,9 +152,10 @@ class Gateway:
         connection = await self._authenticate(websocket)
         if connection is None:
             return
+        receive = direct_receive(websocket)
         try:
             while True:
-                frame = await websocket.receive()
+                frame = await receive()
                 if frame["type"] == "websocket.disconnect":
                     break
                 connection.last_seen = time.monotonic()

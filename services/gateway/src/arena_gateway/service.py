@@ -13,6 +13,7 @@ from arena_runtime.sql import session_factory
 from arena_gateway.accounts.setup import attach_accounts, mount_accounts
 from arena_gateway.app import create_app
 from arena_gateway.browser import CookieSessions, WebClient
+from arena_gateway.connection import DirectSocket
 from arena_gateway.fanout import FanoutReader
 from arena_gateway.gateway import Gateway, SessionEndRelay, Ticker
 from arena_gateway.hub import Hub
@@ -53,4 +54,6 @@ async def build_service(runtime: Runtime) -> Service:
     # The browser client (docs/client.md): its files at /, its session in a cookie.
     service.http_app.add_middleware(CookieSessions)
     service.http_app.add_middleware(WebClient, directory=settings.web_dir)
+    # Outermost: a WebSocket's frames are then read and written without the layers beneath.
+    service.http_app.add_middleware(DirectSocket)
     return service
