@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections import deque
 from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
@@ -37,6 +38,8 @@ SERVICE_RESTART = 1012
 SHUTDOWN_REASON = "server_shutdown"
 #: The socket's session was signed out, ended or upgraded; the close reason says which.
 SESSION_ENDED = 4001
+#: json.dumps(message, separators=(",", ":")) without building an encoder for each message.
+COMPACT = json.JSONEncoder(separators=(",", ":"))
 #: Where :class:`DirectSocket` keeps a WebSocket's ``receive`` and ``send`` in its scope.
 DIRECT_RECEIVE = "arena.websocket.receive"
 DIRECT_SEND = "arena.websocket.send"
@@ -86,8 +89,11 @@ class Connection:
         self.close_code = 1000
         self.close_reason = ""
         #: Messages to write: a dict is written as compact JSON, a str (a push relayed as the
-        #: match service made it) as it is.
-        self._outbox: asyncio.Queue[dict[str, Any] | str | None] = asyncio.Queue()
+        #: match service made it) as it is; None ends the writer. A deque and one future the
+        #: writer waits on when it is empty: an asyncio.Queue's bookkeeping (getters, putters,
+        #: unfinished tasks) cost more than the rest of a push.
+        self._outbox: deque[dict[str, Any] | str | None] = deque()
+        self._wake: asyncio.Future[None] | None = None
         self._writer: asyncio.Task[None] | None = None
         send: Send | None = websocket.scope.get(DIRECT_SEND)
         self._send: Send = send or websocket.send
@@ -98,10 +104,18 @@ class Connection:
     def push(self, message: dict[str, Any] | str) -> None:
         if self.closed:
             return
-        if self._outbox.qsize() >= OUTBOX_LIMIT:
+        if len(self._outbox) >= OUTBOX_LIMIT:
             self.hang_up(TRY_AGAIN_LATER)  # too slow to keep up
             return
-        self._outbox.put_nowait(message)
+        self._outbox.append(message)
+        self._wake_writer()
+
+    def _wake_writer(self) -> None:
+        wake = self._wake
+        if wake is not None:
+            self._wake = None
+            if not wake.done():
+                wake.set_result(None)
 
     def push_text(self, text: str) -> None:
         """A message already written as JSON (relayed views)."""
@@ -113,7 +127,8 @@ class Connection:
             self.closed = True
             self.close_code = code
             self.close_reason = reason
-            self._outbox.put_nowait(None)
+            self._outbox.append(None)
+            self._wake_writer()
 
     def ack(self, message_id: str, result: dict[str, Any] | None = None) -> None:
         self.push({"type": "ack", "id": message_id, "result": result or {}})
@@ -122,13 +137,19 @@ class Connection:
         self.push({"type": "error", "id": message_id, "code": code, "message": message})
 
     async def _write_loop(self) -> None:
+        outbox = self._outbox
+        loop = asyncio.get_running_loop()
         try:
             while True:
-                message = await self._outbox.get()
+                if not outbox:
+                    self._wake = loop.create_future()
+                    await self._wake
+                    continue
+                message = outbox.popleft()
                 if message is None:
                     break
                 if not isinstance(message, str):
-                    message = json.dumps(message, separators=(",", ":"))
+                    message = COMPACT.encode(message)
                 await self._send({"type": "websocket.send", "text": message})
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass
