@@ -5,6 +5,7 @@ answering a command from the ViewBatch that carries its answer."""
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -426,3 +427,37 @@ async def test_a_gap_in_the_views_has_the_local_viewers_redrawn(tmp_path: Any) -
         assert client.pushed == ["1", "5", "snapshot"]
     finally:
         await log.close()
+
+
+def test_a_games_ack_goes_out_as_the_match_service_wrote_it() -> None:
+    """The ack's result is relayed as its text, and the whole ack is the text writing the read
+    result again would give; the shared cache keeps the same answer as before."""
+    from arena_gateway.hub import answer_outcome, decode_outcome, encode_outcome
+    from arena_gateway.protocol import COMPACT, ack_text
+
+    written = COMPACT.encode(
+        {"match_id": "m1", "events": [{"type": "t", "to_move": 2, "x": 1.5e-07, "n": 'é\n"'}]}
+    )
+    outcome = answer_outcome(vpb.CommandAnswer(command_id="s:1", ack=written.encode()))
+    assert outcome.ack_result == written
+    result = outcome.ack_result
+    assert result is not None
+    for message_id in ("7", 'a "quoted" ïd'):
+        read = {"type": "ack", "id": message_id, "result": json.loads(written)}
+        assert ack_text(message_id, result) == COMPACT.encode(read)
+    kept = encode_outcome(outcome)
+    assert (
+        kept
+        == COMPACT.encode(
+            {"events": [], "code": "", "message": "", "ack": json.loads(written)}
+        ).encode()
+    )
+    assert decode_outcome(kept) == outcome
+
+    # An empty ack (the socket's ack then names the match), a refusal (no ack at all).
+    empty = answer_outcome(vpb.CommandAnswer(command_id="s:2"))
+    assert (empty.ack, empty.ack_result) == ({}, None)
+    refused = answer_outcome(vpb.CommandAnswer(command_id="s:3", code="not_your_turn"))
+    assert (refused.ack, refused.ack_result) == (None, None)
+    assert json.loads(encode_outcome(refused))["ack"] is None
+    assert decode_outcome(encode_outcome(empty)) == empty

@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from arena_gateway import protocol as p
 from arena_gateway.identity import Principal
-from arena_gateway.protocol import ErrorCode, GatewayError
+from arena_gateway.protocol import COMPACT, ErrorCode, GatewayError, JsonText, ack_text
 
 #: Pushes a client may have outstanding before it counts as too slow and is closed.
 OUTBOX_LIMIT = 1000
@@ -38,8 +38,6 @@ SERVICE_RESTART = 1012
 SHUTDOWN_REASON = "server_shutdown"
 #: The socket's session was signed out, ended or upgraded; the close reason says which.
 SESSION_ENDED = 4001
-#: json.dumps(message, separators=(",", ":")) without building an encoder for each message.
-COMPACT = json.JSONEncoder(separators=(",", ":"))
 #: Where :class:`DirectSocket` keeps a WebSocket's ``receive`` and ``send`` in its scope.
 DIRECT_RECEIVE = "arena.websocket.receive"
 DIRECT_SEND = "arena.websocket.send"
@@ -130,8 +128,11 @@ class Connection:
             self._outbox.append(None)
             self._wake_writer()
 
-    def ack(self, message_id: str, result: dict[str, Any] | None = None) -> None:
-        self.push({"type": "ack", "id": message_id, "result": result or {}})
+    def ack(self, message_id: str, result: dict[str, Any] | JsonText | None = None) -> None:
+        if isinstance(result, JsonText):
+            self.push(ack_text(message_id, result))
+        else:
+            self.push({"type": "ack", "id": message_id, "result": result or {}})
 
     def error(self, message_id: str | None, code: str, message: str) -> None:
         self.push({"type": "error", "id": message_id, "code": code, "message": message})

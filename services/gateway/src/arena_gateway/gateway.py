@@ -331,7 +331,7 @@ class Gateway:
                 metrics.series(gateway_metrics.MESSAGES, message.type, outcome).inc()
                 log.debug("message answered", type=message.type, id=message.id, outcome=outcome)
 
-    async def handle(self, c: Connection, m: p.ClientMessage) -> dict[str, Any]:
+    async def handle(self, c: Connection, m: p.ClientMessage) -> dict[str, Any] | p.JsonText:
         """Carry out one client message; the result goes into its ack."""
         who = c.principal
         me = lobby.LobbyPlayer(
@@ -474,7 +474,9 @@ class Gateway:
         self.hub.watch(c, DUEL_PREFIX + duel_id)
         return {"duel_id": duel_id}
 
-    async def _match_message(self, c: Connection, m: p.ClientMessage) -> dict[str, Any]:
+    async def _match_message(
+        self, c: Connection, m: p.ClientMessage
+    ) -> dict[str, Any] | p.JsonText:
         """A seat's message to its match: the command its game's client makes of it (or, for a
         message the game only relays, a ClientRelay), answered with the ack the match service
         made for the sender. The shape is checked first: it needs no match."""
@@ -502,7 +504,7 @@ class Gateway:
             )
             if kept is None:
                 raise
-            return _accepted(kept).ack or {}
+            return _accepted(kept).ack_result or {}
         if game is not None and relay.game != game:
             raise GatewayError(ErrorCode.BAD_MESSAGE, f"{m.type} is not a move of this game")
         if payload is None:
@@ -510,7 +512,7 @@ class Gateway:
             payload = vpb.ClientRelay(match_id=relay.match_id, player_id=player, message=message)
         outcome = await self._send(c, m, topics.MATCH_COMMANDS, relay.stream, payload)
         # The game's ack; a command accepted without one (none made) still names its match.
-        return outcome.ack or {"match_id": relay.match_id, "events": []}
+        return outcome.ack_result or {"match_id": relay.match_id, "events": []}
 
     async def _watch_match(self, c: Connection, m: p.WatchMatch) -> dict[str, Any]:
         """Watch a match: as its seat for a player who holds one, else as a spectator. The ack
@@ -861,7 +863,7 @@ def bearer_token(headers: Any) -> str | None:
 def _accepted(outcome: Outcome) -> Outcome:
     if not outcome.accepted:
         raise GatewayError(outcome.rejection_code, outcome.rejection_message or "refused")
-    if not outcome.events and outcome.ack is None:
+    if not outcome.events and outcome.ack_json is None:
         raise GatewayError(ErrorCode.UNAVAILABLE, "the command changed nothing")
     return outcome
 

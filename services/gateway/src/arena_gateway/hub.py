@@ -34,7 +34,7 @@ from google.protobuf.message import DecodeError
 
 from arena_gateway import metrics as gateway_metrics
 from arena_gateway.limits import CACHE_DOWN_WARNING_SECONDS
-from arena_gateway.protocol import ErrorCode, GatewayError
+from arena_gateway.protocol import COMPACT, ErrorCode, GatewayError, JsonText
 
 log = telemetry.get_logger(__name__)
 
@@ -83,12 +83,26 @@ class Outcome:
     events: tuple[Event, ...]
     rejection_code: str = ""
     rejection_message: str = ""
-    #: A relayed game's answer: the ack's result the match service made for the sender.
-    ack: dict[str, Any] | None = None
+    #: A relayed game's answer: the ack's result the match service made for the sender, as the
+    #: compact JSON it wrote it in ("{}" for an empty one), relayed to the sender as it is
+    #: rather than read and written again; None for an answer without one.
+    ack_json: str | None = None
 
     @property
     def accepted(self) -> bool:
         return not self.rejection_code
+
+    @property
+    def ack(self) -> dict[str, Any] | None:
+        """The ack's result, read."""
+        return None if self.ack_json is None else json.loads(self.ack_json)
+
+    @property
+    def ack_result(self) -> JsonText | None:
+        """The ack's result for the sender's ``ack`` message, as written; None if it has none
+        or an empty one."""
+        text = self.ack_json
+        return JsonText(text) if text is not None and text != "{}" else None
 
 
 def outcome_of(events: Iterable[Event]) -> Outcome:
@@ -168,22 +182,24 @@ ANSWER_KEY = "gateway-answer:"
 
 
 def encode_outcome(outcome: Outcome) -> bytes:
-    """An answer as the shared cache keeps it (JSON: the events as logged, base64)."""
-    return json.dumps(
+    """An answer as the shared cache keeps it (JSON: the events as logged, base64; the ack as
+    the match service wrote it, without writing it again)."""
+    head = COMPACT.encode(
         {
             "events": [base64.b64encode(CODEC.encode_event(e)).decode() for e in outcome.events],
             "code": outcome.rejection_code,
             "message": outcome.rejection_message,
-            "ack": outcome.ack,
-        },
-        separators=(",", ":"),
-    ).encode()
+        }
+    )
+    ack = "null" if outcome.ack_json is None else outcome.ack_json
+    return f'{head[:-1]},"ack":{ack}}}'.encode()
 
 
 def decode_outcome(data: bytes) -> Outcome:
     kept = json.loads(data)
     events = tuple(CODEC.decode_event(base64.b64decode(e)) for e in kept["events"])
-    return Outcome(events, kept["code"], kept["message"], ack=kept["ack"])
+    ack = None if kept["ack"] is None else COMPACT.encode(kept["ack"])
+    return Outcome(events, kept["code"], kept["message"], ack_json=ack)
 
 
 @dataclass
@@ -220,8 +236,8 @@ class Relayed:
 
 
 def answer_outcome(answer: vpb.CommandAnswer) -> Outcome:
-    ack = json.loads(answer.ack) if answer.ack else {}
-    return Outcome((), answer.code, answer.message, ack=None if answer.code else ack)
+    ack = None if answer.code else answer.ack.decode() or "{}"
+    return Outcome((), answer.code, answer.message, ack_json=ack)
 
 
 class Hub:

@@ -10,6 +10,8 @@ match service and relayed, the rest here as plain dicts.
 
 from __future__ import annotations
 
+import json
+from json.encoder import encode_basestring_ascii
 from typing import Annotated, Any, Literal, Union
 
 from arena_games.registry import STANDARD
@@ -292,6 +294,21 @@ CLIENT_TYPES: frozenset[str] = frozenset(_type_of(m) for m in (*OWN_MESSAGES, *G
 SERVER_TYPES: frozenset[str] = frozenset(
     {"ack", "error", "ping", "lobby", "server_shutdown"}
 ).union(*(module.client.pushes for module in STANDARD))
+
+
+#: ``json.dumps(value, separators=(",", ":"))``, the server's messages' JSON, without building an
+#: encoder for each message.
+COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
+class JsonText(str):
+    """A value already written as compact JSON (a game's ack as the match service wrote it),
+    put into a server message as it is: the same text as COMPACT writing the value again."""
+
+
+def ack_text(message_id: str, result: JsonText) -> str:
+    """``COMPACT.encode({"type": "ack", "id": message_id, "result": <result read>})``."""
+    return f'{{"type":"ack","id":{encode_basestring_ascii(message_id)},"result":{result}}}'
 
 
 class ErrorCode:
