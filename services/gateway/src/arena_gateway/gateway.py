@@ -333,6 +333,8 @@ class Gateway:
 
     async def handle(self, c: Connection, m: p.ClientMessage) -> dict[str, Any] | p.JsonText:
         """Carry out one client message; the result goes into its ack."""
+        if m.type in p.TO_MATCH:  # a move: no lobby message's checks before it
+            return await self._match_message(c, m)
         who = c.principal
         me = lobby.LobbyPlayer(
             player_id=who.player_id, display_name=who.name, kind=PLAYER_KINDS[who.kind]

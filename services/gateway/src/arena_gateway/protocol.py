@@ -277,6 +277,9 @@ GAME_OF_MESSAGE: dict[str, str] = {
     for model in (*module.client.messages, *module.client.relayed)
 }
 
+#: The types of the messages a seat sends its match: every game's, and resign.
+TO_MATCH: frozenset[str] = frozenset(GAME_OF_MESSAGE) | {_type_of(Resign)}
+
 
 #: Any client message: the gateway's own, or a registered game's (each model has ``id`` and
 #: ``type``; the union is the registry's, so a game added there is read here).
