@@ -461,3 +461,30 @@ def test_a_games_ack_goes_out_as_the_match_service_wrote_it() -> None:
     assert (refused.ack, refused.ack_result) == (None, None)
     assert json.loads(encode_outcome(refused))["ack"] is None
     assert decode_outcome(encode_outcome(empty)) == empty
+
+
+def test_each_message_is_the_root_of_a_trace_of_its_own() -> None:
+    """Its span is current while it is answered (the commands sent carry it on), whatever span
+    the socket's task runs in; unexported, it is unsampled, as the SDK would make it."""
+    from arena_gateway.gateway import message_span
+    from arena_gateway.protocol import CLIENT_MESSAGES
+    from arena_runtime import telemetry
+    from opentelemetry import trace
+    from opentelemetry.trace import NonRecordingSpan, SpanContext
+
+    message = CLIENT_MESSAGES.validate_python({"type": "skip", "id": "1"})
+    outer = NonRecordingSpan(SpanContext(trace_id=7, span_id=7, is_remote=True))
+    traces = set()
+    with telemetry.within(trace.set_span_in_context(outer)):
+        for _ in range(2):
+            span, current = message_span(message, "p_1")
+            with current:
+                assert trace.get_current_span() is span
+                carried, _ = telemetry.current_trace()
+            ids = span.get_span_context()
+            assert ids.is_valid and not ids.is_remote and ids.trace_id != 7
+            flags = "01" if telemetry.exporting() else "00"
+            assert carried == f"00-{ids.trace_id:032x}-{ids.span_id:016x}-{flags}"
+            traces.add(ids.trace_id)
+        assert trace.get_current_span() is outer
+    assert len(traces) == 2

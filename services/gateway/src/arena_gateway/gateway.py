@@ -13,10 +13,12 @@ import hashlib
 import inspect
 import itertools
 import json
+import logging
 import time
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from arena_games.contract import ClientError, SettingsError, pack
@@ -32,7 +34,9 @@ from arena_runtime.schemas.match import MODE_NAMES
 from arena_runtime.schemas.match import MODES as MATCH_MODES
 from arena_runtime.streams import REJECTED_TYPE
 from fastapi import WebSocket, WebSocketDisconnect
-from opentelemetry.trace import SpanKind
+from opentelemetry import trace
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, TraceFlags
 
 from arena_gateway import metrics as gateway_metrics
 from arena_gateway import protocol as p
@@ -65,6 +69,12 @@ from arena_gateway.limits import (
 from arena_gateway.protocol import ErrorCode, GatewayError
 
 log = telemetry.get_logger(__name__)
+#: This module's standard-library logger, whose level telemetry.configure_logging sets to the
+#: structlog loggers' (ARENA_LOG_LEVEL): asked before the per-message debug line, since every
+#: call of ``log`` builds a logger, level filtered or not (a few microseconds).
+_stdlib_log = logging.getLogger(__name__)
+#: The ids of the messages' traces while spans are not exported (the SDK's own generator).
+_TRACE_IDS = RandomIdGenerator()
 
 #: ``{"session_id", "reason"}`` of every session signed out, ended or upgraded, on any instance.
 SESSION_END_CHANNEL = "gateway.session-ends"
@@ -304,16 +314,8 @@ class Gateway:
         the services that decide them, the events they write and the pushes of those events
         are in that trace (docs/operations.md, "Traces")."""
         outcome = "ack"
-        with telemetry.tracer().start_as_current_span(
-            f"ws {message.type}",
-            context=telemetry.new_trace(),
-            kind=SpanKind.SERVER,
-            attributes={
-                "arena.message.type": message.type,
-                "arena.message.id": message.id,
-                "arena.player": connection.player_id,
-            },
-        ) as span:
+        span, current = message_span(message, connection.player_id)
+        with current:
             try:
                 result = await self.handle(connection, message)
             except GatewayError as exc:
@@ -329,7 +331,8 @@ class Gateway:
             finally:
                 span.set_attribute("arena.outcome", outcome)
                 metrics.series(gateway_metrics.MESSAGES, message.type, outcome).inc()
-                log.debug("message answered", type=message.type, id=message.id, outcome=outcome)
+                if _stdlib_log.isEnabledFor(logging.DEBUG):  # as the level set at start-up
+                    log.debug("message answered", type=message.type, id=message.id, outcome=outcome)
 
     async def handle(self, c: Connection, m: p.ClientMessage) -> dict[str, Any] | p.JsonText:
         """Carry out one client message; the result goes into its ack."""
@@ -761,6 +764,39 @@ class Gateway:
                 continue
             connection.ping_outstanding = True
             connection.push({"type": "ping", "id": f"ping-{now_ms()}"})
+
+
+def message_span(
+    message: p.ClientMessage, player_id: str
+) -> tuple[trace.Span, AbstractContextManager[object]]:
+    """The span of one client message, at the root of a trace of its own, and the context
+    manager making it current (and ending it).
+
+    While this process exports no spans nothing records it: only its ids matter (the commands
+    sent carry them on, log lines name them). It is then made here as the SDK makes a span it
+    does not sample (random ids, flags 00), without the sampler's and the attributes' work,
+    which cost several times the rest of answering a message's trace.
+    """
+    if telemetry.exporting():
+        span = telemetry.tracer().start_span(
+            f"ws {message.type}",
+            context=telemetry.new_trace(),
+            kind=SpanKind.SERVER,
+            attributes={
+                "arena.message.type": message.type,
+                "arena.message.id": message.id,
+                "arena.player": player_id,
+            },
+        )
+        return span, trace.use_span(span, end_on_exit=True)
+    unsampled = SpanContext(
+        _TRACE_IDS.generate_trace_id(),
+        _TRACE_IDS.generate_span_id(),
+        is_remote=False,
+        trace_flags=TraceFlags(TraceFlags.DEFAULT),
+    )
+    span = NonRecordingSpan(unsampled)
+    return span, telemetry.within(trace.set_span_in_context(span, telemetry.new_trace()))
 
 
 def _cache_lost(already: bool, channel: str, exc: Exception) -> bool:
