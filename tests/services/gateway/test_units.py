@@ -488,3 +488,24 @@ def test_each_message_is_the_root_of_a_trace_of_its_own() -> None:
             traces.add(ids.trace_id)
         assert trace.get_current_span() is outer
     assert len(traces) == 2
+
+
+async def test_a_senders_wait_for_its_answer_leaves_the_answer_to_the_others() -> None:
+    """As wait_for(shield(answer)): a sender that times out or is cancelled gives up its own
+    wait only; the same command's other senders still get the answer."""
+    from arena_gateway.hub import Outcome, answer_of
+
+    answer: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+    with pytest.raises(TimeoutError):
+        await answer_of(answer, 0.01)
+    patient = asyncio.create_task(answer_of(answer, 5))
+    cancelled = asyncio.create_task(answer_of(answer, 5))
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    assert not answer.done()
+    outcome = Outcome(())
+    answer.set_result(outcome)
+    assert await patient is outcome
+    assert await answer_of(answer, 5) is outcome  # answered already
