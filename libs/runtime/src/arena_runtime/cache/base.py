@@ -130,9 +130,12 @@ def check_name(kind: str, name: object) -> str:
 
 def check_limit(key: str, rate: float, burst: float, cost: float) -> None:
     check_name("key", key)
-    for label, number in (("rate", rate), ("burst", burst), ("cost", cost)):
-        if not _is_number(number) or number <= 0:
-            raise InvalidRequestError(f"{label} must be a positive number, got {number!r}")
+    # Checked on every rate-limited message: the common case (three positive numbers) first.
+    numbers = _is_number(rate) and _is_number(burst) and _is_number(cost)
+    if not (numbers and rate > 0 and burst > 0 and cost > 0):
+        for label, number in (("rate", rate), ("burst", burst), ("cost", cost)):
+            if not _is_number(number) or number <= 0:
+                raise InvalidRequestError(f"{label} must be a positive number, got {number!r}")
     if cost > burst:
         raise InvalidRequestError(f"cost {cost} exceeds burst {burst}: it could never be allowed")
 
@@ -155,4 +158,7 @@ def check_channels(channels: tuple[str, ...]) -> None:
 
 
 def _is_number(value: object) -> bool:
+    kind = type(value)
+    if kind is float or kind is int:  # the common case, without the isinstance checks
+        return math.isfinite(value)  # type: ignore[arg-type]
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

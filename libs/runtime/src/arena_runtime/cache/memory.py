@@ -65,7 +65,11 @@ class MemoryCache(Cache):
         allowed = tokens >= cost
         if allowed:
             tokens -= cost
-        self._buckets[key] = _Bucket(tokens, now, now + (burst - tokens) / rate)
+        full_at = now + (burst - tokens) / rate
+        if bucket is None:
+            self._buckets[key] = _Bucket(tokens, now, full_at)
+        else:  # in place: a player's bucket is taken from on every message
+            bucket.tokens, bucket.at, bucket.full_at = tokens, now, full_at
         self._wrote()
         return allowed
 
