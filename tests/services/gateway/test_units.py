@@ -19,6 +19,7 @@ from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as pb
 from arena_gateway.hub import Hub, short_type
 from arena_gateway.identity import PrincipalKind, SessionStore, is_guest_name
 from arena_gateway.limits import origin_allowed, parse_origins
+from arena_gateway.protocol import CLIENT_TYPES
 from arena_match.state import MatchState, apply
 from arena_runtime import topics
 from arena_runtime.cache import MemoryCache
@@ -28,6 +29,8 @@ from arena_runtime.eventlog.embedded import EmbeddedEventLog
 from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.proto_gen.arena.v1 import views_pb2 as vpb
 from arena_runtime.streams import REJECTED_TYPE, is_next
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 D6 = {"die": "D6", "value": 3}
 
@@ -509,3 +512,67 @@ async def test_a_senders_wait_for_its_answer_leaves_the_answer_to_the_others() -
     answer.set_result(outcome)
     assert await patient is outcome
     assert await answer_of(answer, 5) is outcome  # answered already
+
+
+def _parsed_as_before(text: str) -> Any:
+    """What the gateway made of a frame before it read good ones in one call (json.loads, then
+    the models): the message, or its refusal's (code, words)."""
+    from arena_gateway.connection import parse
+    from arena_gateway.protocol import CLIENT_MESSAGES, GatewayError
+    from pydantic import ValidationError
+
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        with pytest.raises(GatewayError) as refused:
+            parse(text, 1 << 20)
+        return ("bad_message", refused.value.message)
+    try:
+        return CLIENT_MESSAGES.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return ("bad_message", ".".join(str(p) for p in first["loc"]) + f": {first['msg']}")
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner),
+    max_leaves=6,
+)
+#: Good messages, which the test changes a field or two of (or none).
+_GOOD: list[dict[str, Any]] = [
+    {"type": "pong", "id": "p1"},
+    {"type": "auth", "id": "a", "token": "t"},
+    {"type": "skip", "id": "7"},
+    {"type": "strength", "id": "8", "attacker": "D6", "target": "D8"},
+    {"type": "fill_seat", "id": "f", "seat": 2, "policy": "easy"},
+    {"type": "create_room", "id": "c", "settings": {}},
+    {"type": "queue", "id": "q", "mode": "ranked"},
+    {"type": "join_room", "id": "j", "code": "ABCDE"},
+    {"type": "reconnect", "id": "r", "player_id": "p_1", "match_id": "m"},
+    {"type": "play_ai", "id": "ai", "level": "hard"},
+]
+_fields = sorted({name for message in _GOOD for name in message} | {"extra"})
+_types = st.sampled_from(sorted(CLIENT_TYPES))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    good=st.sampled_from(_GOOD),
+    changed=st.dictionaries(st.sampled_from(_fields), st.text(max_size=70) | _json | _types),
+    raw=st.sampled_from(["", " ", "\t", " x", "]", "\ufeff"]),
+)
+def test_frames_are_read_as_before(good: dict[str, Any], changed: dict[str, Any], raw: str) -> None:
+    """Messages, good and bad, and text that is not quite JSON: the same message or the same
+    refusal as reading the JSON first and the models after."""
+    from arena_gateway.connection import parse
+    from arena_gateway.protocol import GatewayError
+
+    message = {**good, **changed}
+    for text in (json.dumps(message), json.dumps(message) + raw, raw + json.dumps(message)):
+        before = _parsed_as_before(text)
+        try:
+            now: Any = parse(text, 1 << 20)
+        except GatewayError as exc:
+            now = (exc.code, exc.message)
+        assert now == before

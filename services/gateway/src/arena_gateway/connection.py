@@ -178,6 +178,10 @@ def parse(text: str | None, max_bytes: int) -> p.ClientMessage:
     # served without that limit.
     if len(text) > max_bytes or len(text.encode()) > max_bytes:
         raise GatewayError(ErrorCode.MESSAGE_TOO_LARGE, f"messages are at most {max_bytes} bytes")
+    try:  # one call for a good message; what it refuses is read again, for the refusal's words
+        return p.CLIENT_MESSAGES.validate_json(text)
+    except ValidationError:
+        pass
     data = _load(text)
     try:
         return p.CLIENT_MESSAGES.validate_python(data)
