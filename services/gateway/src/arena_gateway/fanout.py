@@ -149,6 +149,8 @@ class FanoutReader:
         parent = telemetry.context_from_headers(record.headers)
         if event is not None and not trace.get_current_span(parent).get_span_context().is_valid:
             parent = telemetry.context_of(event.traceparent, event.tracestate)
+        if not telemetry.exporting():  # no span: its name and attributes would go unused
+            return telemetry.within(parent)
         return telemetry.detail_span(
             f"{record.topic} process",
             context=parent,

@@ -536,7 +536,8 @@ class Hub:
             relay.learn(batch)
             if self._current(relay, batch):
                 self._push_views(relay, batch)
-            await self._still_here(relay, relay.away - away, batch.sequence)
+            if relay.away - away:
+                await self._still_here(relay, relay.away - away, batch.sequence)
         for answer in batch.answers:
             outcome = answer_outcome(answer)
             if relay is not None:
