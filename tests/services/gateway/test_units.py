@@ -576,3 +576,52 @@ def test_frames_are_read_as_before(good: dict[str, Any], changed: dict[str, Any]
         except GatewayError as exc:
             now = (exc.code, exc.message)
         assert now == before
+
+
+async def test_a_lobby_push_is_written_once_for_its_sockets_and_not_for_nobody(
+    tmp_path: Any,
+) -> None:
+    from datetime import UTC, datetime
+
+    from arena_gateway.protocol import COMPACT
+    from arena_runtime.proto_gen.arena.v1 import lobby_pb2
+
+    log = EmbeddedEventLog(tmp_path / "events.sqlite3")
+    hub = Hub(log, command_timeout=5)
+
+    class Socket:
+        match_id: str | None = None
+
+        def __init__(self, player_id: str) -> None:
+            self.player_id = player_id
+            self.watching: set[str] = {"room-ABCDE"}
+            self.pushed: list[str] = []
+
+        def push(self, message: dict[str, Any]) -> None:
+            raise AssertionError("a lobby push goes out as its text")
+
+        def push_text(self, text: str) -> None:
+            self.pushed.append(text)
+
+    host, guest = Socket("p_1"), Socket("p_2")
+    hub.add(host)
+    hub.add(guest)
+    player = lobby_pb2.LobbyPlayer(player_id="p_2", display_name="Guest_EFGH")
+
+    def joined(stream: str) -> Event:
+        payload = lobby_pb2.RoomJoined(player=player)
+        return Event("e1", stream, 2, "arena.v1.RoomJoined", payload, datetime.now(UTC))
+
+    await hub.deliver(joined("room-ABCDE"))
+    seated = {"player_id": "p_2", "name": "Guest_EFGH"}
+    written = COMPACT.encode(
+        {
+            "type": "lobby",
+            "event": "room_joined",
+            "stream": "room-ABCDE",
+            "data": {"player": {**seated, "kind": "unspecified", "policy": ""}},
+        }
+    )
+    assert host.pushed == guest.pushed == [written]
+    await hub.deliver(joined("room-OTHER"))  # watched by no socket here
+    assert host.pushed == guest.pushed == [written]

@@ -482,19 +482,22 @@ class Hub:
         kind = short_type(event.type)
         if event.stream.startswith(ROOM_PREFIX) and kind in ROOM_STATUS:
             self.room_status[event.stream.removeprefix(ROOM_PREFIX)] = ROOM_STATUS[kind]
-        data = payload_dict(event)
-        if event.stream.startswith(DUEL_PREFIX):
-            hidden = DUEL_STARTED_SECRETS if kind == "duel_started" else DUEL_SECRETS
-            data = {k: v for k, v in data.items() if k not in hidden}
-        message = {"type": "lobby", "event": kind, "stream": event.stream, "data": data}
         targets = set(self.watchers(event.stream))
         if event.stream.startswith(PLAYER_PREFIX):
             targets |= self.local(event.stream.removeprefix(PLAYER_PREFIX))
         elif event.stream.startswith(DUEL_PREFIX):
             for player in self._duel_players(event, kind):
                 targets |= self.local(player)
+        if not targets:
+            return  # nobody here to tell: the push is not made
+        data = payload_dict(event)
+        if event.stream.startswith(DUEL_PREFIX):
+            hidden = DUEL_STARTED_SECRETS if kind == "duel_started" else DUEL_SECRETS
+            data = {k: v for k, v in data.items() if k not in hidden}
+        message = {"type": "lobby", "event": kind, "stream": event.stream, "data": data}
+        text = COMPACT.encode(message)  # written once for every socket it goes to
         for client in targets:
-            client.push(message)
+            client.push_text(text)
 
     def _duel_players(self, event: Event, kind: str) -> tuple[str, ...]:
         """The two players of the duel an event is of: the challenged player learns of the
