@@ -625,3 +625,63 @@ async def test_a_lobby_push_is_written_once_for_its_sockets_and_not_for_nobody(
     assert host.pushed == guest.pushed == [written]
     await hub.deliver(joined("room-OTHER"))  # watched by no socket here
     assert host.pushed == guest.pushed == [written]
+
+
+async def test_a_socket_is_written_through_the_send_the_app_was_handed() -> None:
+    """Beneath DirectSocket no layer sees a socket's pushes (the accept and the close still go
+    through Starlette's WebSocket); what the server gets is the same messages."""
+    from arena_gateway.connection import Connection, DirectSocket
+    from arena_gateway.identity import Principal
+    from arena_gateway.protocol import JsonText
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.routing import WebSocketRoute
+    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.websockets import WebSocket
+
+    beneath: list[str] = []
+
+    class Beneath:
+        def __init__(self, app: ASGIApp) -> None:
+            self.app = app
+
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            async def seen(message: Any) -> None:
+                beneath.append(message["type"])
+                await send(message)
+
+            await self.app(scope, receive, seen)
+
+    async def endpoint(websocket: WebSocket) -> None:
+        await websocket.accept()
+        connection = Connection(websocket, Principal("p_1", "Guest_ABCD", PrincipalKind.GUEST, "s"))
+        connection.start_writer()
+        connection.push("pushed")
+        connection.ack("1", JsonText('{"match_id":"m1"}'))
+        connection.error("2", "bad_message", "no")
+        await connection.close()
+
+    app = Starlette(
+        routes=[WebSocketRoute("/v1/ws", endpoint)],
+        middleware=[Middleware(DirectSocket), Middleware(Beneath)],
+    )
+    scope = {"type": "websocket", "path": "/v1/ws", "headers": [], "query_string": b""}
+    received: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    received.put_nowait({"type": "websocket.connect"})
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    await app(scope, received.get, send)
+    assert sent == [
+        {"type": "websocket.accept", "subprotocol": None, "headers": []},
+        {"type": "websocket.send", "text": "pushed"},
+        {"type": "websocket.send", "text": '{"type":"ack","id":"1","result":{"match_id":"m1"}}'},
+        {
+            "type": "websocket.send",
+            "text": '{"type":"error","id":"2","code":"bad_message","message":"no"}',
+        },
+        {"type": "websocket.close", "code": 1000, "reason": ""},
+    ]
+    assert beneath == ["websocket.accept", "websocket.close"]
