@@ -363,32 +363,23 @@ class StreamRunner(Generic[S]):
             if answered is not None:  # before, or earlier in this batch (delivered twice)
                 answers[index] = self._answered(answered, set())
                 continue
+            # A stream's events in one append form one batch, so that if the first command's
+            # events lose a race, those decided on them are ignored with them (the reading rule)
+            # instead of landing on a state they were not decided on.
+            batch_id, first = chains.get(view.stream, ("", 0))
             with telemetry.detail_span(
                 f"{command.type} handle",
                 context=telemetry.context_of(command.traceparent, command.tracestate),
                 attributes={"arena.stream": command.stream},
             ):
-                events = self._events_for(view, command)
-            if not events:
+                # Made with their batch and their command's trace: no copy of each event after.
+                traced = self._events_for(view, command, batch_id, first, traced=True)
+            if not traced:
                 metrics.series(metrics.COMMANDS, self.topic, "accepted").inc()
                 answers[index] = Answer(command.command_id, command.stream)
                 continue
             before.setdefault(view.stream, (view.state, view.sequence, view.batch_id))
-            # A stream's events in one append form one batch, so that if the first command's
-            # events lose a race, those decided on them are ignored with them (the reading rule)
-            # instead of landing on a state they were not decided on.
-            batch_id, first = chains.get(view.stream, (events[0].batch_id, 0))
-            chains[view.stream] = (batch_id, first + len(events))
-            traced = [
-                replace(
-                    e,
-                    batch_id=batch_id,
-                    batch_index=first + e.batch_index,
-                    traceparent=command.traceparent,
-                    tracestate=command.tracestate,
-                )
-                for e in events
-            ]
+            chains[view.stream] = (traced[0].batch_id, first + len(traced))
             for event in traced:
                 self._observe_event(event)
             tentative.append((index, command))
@@ -661,7 +652,16 @@ class StreamRunner(Generic[S]):
             view = self._streams[stream] = StreamView(stream, self.initial(stream))
         return view
 
-    def _events_for(self, view: StreamView[S], command: Command) -> list[Event]:
+    def _events_for(
+        self,
+        view: StreamView[S],
+        command: Command,
+        batch_id: str = "",
+        first: int = 0,
+        traced: bool = False,
+    ) -> list[Event]:
+        """The events ``command`` decides on ``view``: in batch ``batch_id`` (a new one if "")
+        from index ``first``; ``traced``: carrying the command's trace context."""
         try:
             decision = self.decide(view.state, command)
         except Exception:
@@ -686,7 +686,8 @@ class StreamRunner(Generic[S]):
         else:
             decided = decision
         moment = self.clock()
-        batch_id = new_id()
+        batch_id = batch_id or new_id()
+        traceparent, tracestate = (command.traceparent, command.tracestate) if traced else ("", "")
         events = []
         for number, item in enumerate(decided, start=view.sequence + 1):
             if isinstance(item, NewEvent):
@@ -703,8 +704,10 @@ class StreamRunner(Generic[S]):
                     time=moment,
                     causation_id=command.command_id,
                     correlation_id=command.correlation_id or command.command_id,
+                    traceparent=traceparent,
+                    tracestate=tracestate,
                     batch_id=batch_id,
-                    batch_index=number - view.sequence - 1,
+                    batch_index=first + number - view.sequence - 1,
                 )
             )
         return events
