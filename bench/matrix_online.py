@@ -34,6 +34,7 @@ from typing import Any
 
 import httpx
 import psutil
+import uvloop
 from websockets.asyncio.client import ClientConnection, connect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -288,7 +289,7 @@ def run(quick: bool = False) -> None:
         server = serve(workdir)
         try:
             cpu = psutil.Process(server.pid).cpu_times()
-            rate, beats, episodes, latencies = asyncio.run(drive(str(server.args), rooms, seconds))
+            rate, beats, episodes, latencies = uvloop.run(drive(str(server.args), rooms, seconds))
             after = psutil.Process(server.pid).cpu_times()
         finally:
             stop(server)
@@ -310,7 +311,7 @@ def run(quick: bool = False) -> None:
         server = serve(workdir, profile)
         try:
             server.send_signal(signal.SIGUSR1)
-            _, profiled_beats, _, _ = asyncio.run(drive(str(server.args), profiled, seconds))
+            _, profiled_beats, _, _ = uvloop.run(drive(str(server.args), profiled, seconds))
             server.send_signal(signal.SIGUSR2)
             deadline = time.monotonic() + 60
             while not profile.exists() and time.monotonic() < deadline:

@@ -31,6 +31,7 @@ from typing import Any
 
 import httpx
 import psutil
+import uvloop
 from arena_games.contract import Viewer
 from arena_games.maze.bot import MazeBot
 from websockets.asyncio.client import ClientConnection, connect
@@ -253,17 +254,17 @@ def run(quick: bool = False) -> None:
         workdir = Path(tmp)
         print(f"load average {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs")
         (workdir / "raw").mkdir()
-        raw = asyncio.run(embedded_round_trip(workdir / "raw", 200))
+        raw = uvloop.run(embedded_round_trip(workdir / "raw", 200))
         raw_p99 = pct(raw, 0.99) * 1000
         raw_p50 = pct(raw, 0.5) * 1000
         print(f"  raw embedded log round trip    p50 {raw_p50:5.1f} p99 {raw_p99:5.1f} ms")
         env = arena_env(workdir / "embedded", free_port(), **BENCH_ENV)
         with processes([("serve", env)], workdir) as (serve,):
             pid = serve.proc.pid
-            alone, rate, _ = asyncio.run(drive(serve.url, pid, 1, seconds / 2))
+            alone, rate, _ = uvloop.run(drive(serve.url, pid, 1, seconds / 2))
             alone_p99 = report("one game alone", alone, rate)
             for count in (games // 10, games):
-                loaded, rate, cpu = asyncio.run(drive(serve.url, pid, count, seconds))
+                loaded, rate, cpu = uvloop.run(drive(serve.url, pid, count, seconds))
                 p99 = report(f"{count} games", loaded, rate)
                 print(
                     f"  {count} games: server CPU {cpu * 1000 / max(1, len(loaded.moves)):.2f} ms "

@@ -41,6 +41,7 @@ from typing import Any
 
 import httpx
 import psutil
+import uvloop
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from arena_runtime.eventlog import OutgoingRecord
 from websockets.asyncio.client import ClientConnection, connect
@@ -384,7 +385,7 @@ def live_games_rss(workdir: Path, games: int) -> tuple[float, float]:
     env = arena_env(workdir / "mem", free_port(), **BENCH_ENV)
     with processes([("match", env)], workdir) as (match,):
         before = rss_mb(match)
-        asyncio.run(_create_matches(workdir / "mem", games))
+        uvloop.run(_create_matches(workdir / "mem", games))
         return before, rss_mb(match)
 
 
@@ -432,16 +433,16 @@ def run(quick: bool = False) -> None:
         print(f"{games} concurrent games of scripted players, {seconds:.0f} s per stack")
 
         (workdir / "raw").mkdir()
-        raw = asyncio.run(embedded_round_trip(workdir / "raw", 200))
+        raw = uvloop.run(embedded_round_trip(workdir / "raw", 200))
         raw_p50, raw_p99 = pct(raw, 0.5) * 1000, pct(raw, 0.99) * 1000
         print(f"  raw embedded log round trip        p50 {raw_p50:6.1f} ms   p99 {raw_p99:6.1f} ms")
         env = arena_env(workdir / "embedded", free_port(), **BENCH_ENV)
         with processes([("serve", env)], workdir) as (serve,):
-            rate, latencies = asyncio.run(drive(serve.url, 1, seconds / 3, pace=0.02))
+            rate, latencies = uvloop.run(drive(serve.url, 1, seconds / 3, pace=0.02))
             ratio = pct(latencies, 0.5) * 1000 / raw_p50
             report("embedded, one game (unloaded)", rate, latencies, f"p50 = {ratio:.1f}x raw")
             cpu = cpu_seconds(serve)
-            rate, latencies = asyncio.run(drive(serve.url, games, seconds, rate=EMBEDDED_RATE))
+            rate, latencies = uvloop.run(drive(serve.url, games, seconds, rate=EMBEDDED_RATE))
             used = cpu_per_move(cpu, cpu_seconds(serve), latencies)
             p99 = pct(latencies, 0.99) * 1000
             report(
@@ -454,7 +455,7 @@ def run(quick: bool = False) -> None:
                 + target_line(p99, "<", 50, "50 ms", "p99"),
             )
             cpu = cpu_seconds(serve)
-            rate, latencies = asyncio.run(drive(serve.url, games, seconds))
+            rate, latencies = uvloop.run(drive(serve.url, games, seconds))
             used = cpu_per_move(cpu, cpu_seconds(serve), latencies)
             report("embedded, as fast as it answers", rate, latencies, f"(capacity); {used}")
             sockets = 100 if quick else 500
@@ -468,7 +469,7 @@ def run(quick: bool = False) -> None:
                     await socket.ws.close()
                 return grown
 
-            grown = asyncio.run(hold())
+            grown = uvloop.run(hold())
             per_1000 = grown * 1000 / sockets
             print(
                 f"  gateway RSS per 1,000 idle sockets: {per_1000:6.1f} MB "
@@ -498,16 +499,16 @@ def _distributed(workdir: Path, games: int, seconds: float) -> None:
     broker = TansuBroker()
     bootstrap = broker.start()
     try:
-        raw = asyncio.run(raw_round_trip(bootstrap, 200))
+        raw = uvloop.run(raw_round_trip(bootstrap, 200))
         raw_p50, raw_p99 = pct(raw, 0.5) * 1000, pct(raw, 0.99) * 1000
         print(f"  raw broker round trip (Tansu)      p50 {raw_p50:6.1f} ms   p99 {raw_p99:6.1f} ms")
         wait_ms = KafkaEventLog(bootstrap).fetch_max_wait_ms
-        tail = asyncio.run(tail_round_trip(bootstrap, 200, wait_ms))
+        tail = uvloop.run(tail_round_trip(bootstrap, 200, wait_ms))
         print(
             f"  same, consumer waiting at the tail p50 {pct(tail, 0.5) * 1000:6.1f} ms   "
             f"p99 {pct(tail, 0.99) * 1000:6.1f} ms  (fetch wait {wait_ms} ms, as the services)"
         )
-        relay = asyncio.run(tail_round_trip(bootstrap, 200, wait_ms, hops=2))
+        relay = uvloop.run(tail_round_trip(bootstrap, 200, wait_ms, hops=2))
         relay_p99 = pct(relay, 0.99) * 1000
         print(
             f"  two hops through a bare relay      p50 {pct(relay, 0.5) * 1000:6.1f} ms   "
@@ -528,11 +529,11 @@ def _distributed(workdir: Path, games: int, seconds: float) -> None:
         ]
         with processes(specs, workdir) as started:
             gateway = started[-1]
-            rate, latencies = asyncio.run(drive(gateway.url, 1, seconds / 3, pace=0.02))
+            rate, latencies = uvloop.run(drive(gateway.url, 1, seconds / 3, pace=0.02))
             ratio = pct(latencies, 0.99) * 1000 / raw_p99
             report("distributed, one game (unloaded)", rate, latencies, f"p99 = {ratio:.1f}x raw")
             cpu = cpu_seconds(*started)
-            rate, latencies = asyncio.run(drive(gateway.url, games, seconds, rate=200.0))
+            rate, latencies = uvloop.run(drive(gateway.url, games, seconds, rate=200.0))
             used = cpu_per_move(cpu, cpu_seconds(*started), latencies)
             ratio = pct(latencies, 0.99) * 1000 / raw_p99
             report(
@@ -544,7 +545,7 @@ def _distributed(workdir: Path, games: int, seconds: float) -> None:
                 + target_line(ratio, "<=", 3, "3x raw p99", "p99"),
             )
             cpu = cpu_seconds(*started)
-            rate, latencies = asyncio.run(drive(gateway.url, games, seconds))
+            rate, latencies = uvloop.run(drive(gateway.url, games, seconds))
             used = cpu_per_move(cpu, cpu_seconds(*started), latencies)
             report("distributed, as fast as it answers", rate, latencies, f"(capacity); {used}")
     finally:
