@@ -49,8 +49,13 @@ CASUAL = match_pb2.MATCH_MODE_CASUAL
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     # The Maze's bots move as fast as their views come (no cooldown): past 10 messages a second.
+    # Spectators' pushes are made for a lease of 1 s, which the gateway renews every third of a
+    # second: the spectators below watch for longer.
     return settings_for(
-        Path(tmp_path_factory.mktemp("relayed")), projection_poll_ms=50, ws_rate_limit=1000
+        Path(tmp_path_factory.mktemp("relayed")),
+        projection_poll_ms=50,
+        ws_rate_limit=1000,
+        spectator_lease_seconds=1,
     )
 
 
@@ -236,7 +241,9 @@ async def test_a_maze_match_between_two_bots_with_an_observer(url: str) -> None:
         await host.ok(
             "create_room",
             game="maze",
-            settings={"width": 7, "height": 7, "cooldown_ms": 0, "countdown_ms": 500},
+            # A countdown past the spectators' lease: the observer is shown the play's start
+            # only if the gateway renewed it.
+            settings={"width": 7, "height": 7, "cooldown_ms": 0, "countdown_ms": 2500},
         )
     )["code"]
     await observer.ok("watch_room", code=code)

@@ -240,6 +240,23 @@ async def appended(log: EmbeddedEventLog, commands: int) -> None:
         await asyncio.sleep(0.005)
 
 
+class RelayedSocket:
+    """A socket as the hub sees it, keeping what it was pushed."""
+
+    match_id: str | None = None
+
+    def __init__(self, player_id: str = "p_a") -> None:
+        self.player_id = player_id
+        self.watching: set[str] = set()
+        self.pushed: list[str] = []
+
+    def push(self, message: dict[str, Any]) -> None:
+        raise AssertionError("a match's pushes are relayed as written")
+
+    def push_text(self, text: str) -> None:
+        self.pushed.append(text)
+
+
 def views_record(batch: vpb.ViewBatch, offset: int = 0) -> Record:
     return Record(topics.MATCH_VIEWS, 0, offset, b"match-m1", batch.SerializeToString())
 
@@ -251,21 +268,7 @@ async def test_a_command_is_answered_from_its_view_batch(tmp_path: Any) -> None:
         await topics.ensure_topics(log, 1)
         hub = Hub(log, command_timeout=5)
 
-        class Client:
-            player_id = "p_a"
-            match_id: str | None = None
-
-            def __init__(self) -> None:
-                self.watching: set[str] = set()
-                self.pushed: list[str] = []
-
-            def push(self, message: dict[str, Any]) -> None:
-                raise AssertionError("a match's pushes are relayed as written")
-
-            def push_text(self, text: str) -> None:
-                self.pushed.append(text)
-
-        client = Client()
+        client = RelayedSocket()
         hub.add(client)
         seat = vpb.Viewer(seat=1, player_id="p_a")
         opened = vpb.ViewBatch(
@@ -381,21 +384,7 @@ async def test_a_gap_in_the_views_has_the_local_viewers_redrawn(tmp_path: Any) -
         await topics.ensure_topics(log, 1)
         hub = Hub(log, command_timeout=5)
 
-        class Client:
-            player_id = "p_a"
-            match_id: str | None = None
-
-            def __init__(self) -> None:
-                self.watching: set[str] = set()
-                self.pushed: list[str] = []
-
-            def push(self, message: dict[str, Any]) -> None:
-                raise AssertionError("a match's pushes are relayed as written")
-
-            def push_text(self, text: str) -> None:
-                self.pushed.append(text)
-
-        client = Client()
+        client = RelayedSocket()
         hub.add(client)
         seat = vpb.Viewer(seat=1, player_id="p_a")
 
@@ -685,3 +674,52 @@ async def test_a_socket_is_written_through_the_send_the_app_was_handed() -> None
         {"type": "websocket.close", "code": 1000, "reason": ""},
     ]
     assert beneath == ["websocket.accept", "websocket.close"]
+
+
+async def test_spectators_leases_are_renewed_and_a_resumed_snapshot_redraws_them(
+    tmp_path: Any,
+) -> None:
+    """The match service makes spectators' pushes only while a gateway says someone watches:
+    the hub renews for each match its sockets watch as spectators, and relays a snapshot marked
+    ``resumed`` (their pushes had lapsed) to them even at a sequence already relayed."""
+    from arena_runtime.envelope import CODEC
+
+    log = EmbeddedEventLog(tmp_path / "events.sqlite3")
+    await log.start()
+    try:
+        await topics.ensure_topics(log, 1)
+        hub = Hub(log, command_timeout=5)
+        await hub.renew_spectators()
+        assert await log.end_offsets(topics.MATCH_COMMANDS) == {0: 0}  # nobody watches
+        spectator = RelayedSocket("p_s")
+        hub.add(spectator)
+        hub.spectate(spectator, "match-m1")
+        watcher = vpb.Viewer(role="spectator")
+
+        def snapshot(text: bytes, **fields: Any) -> vpb.ViewBatch:
+            return vpb.ViewBatch(
+                match_id="m1",
+                game="maze",
+                kind=vpb.VIEW_KIND_SNAPSHOT,
+                after_sequence=5,
+                sequence=5,
+                pushes=[vpb.ViewPush(viewers=[watcher], messages=[text])],
+                **fields,
+            )
+
+        hub.relayed(snapshot(b"first"))  # the watch's own snapshot, as the gateway handles it
+        await hub.renew_spectators()
+        (record,) = await log.read(topics.MATCH_COMMANDS, 0, 0, 10)
+        renewal = CODEC.decode_command(record.value)
+        assert renewal.stream == "match-m1" and renewal.payload.renew
+        assert renewal.payload.match_id == "m1" and not renewal.payload.request_id
+        assert [v.role for v in renewal.payload.viewers] == ["spectator"]
+        await hub.deliver_views(views_record(snapshot(b"same")))
+        assert spectator.pushed == []  # a snapshot at a sequence relayed before
+        await hub.deliver_views(views_record(snapshot(b"redrawn", resumed=True)))
+        assert spectator.pushed == ["redrawn"]
+        hub.remove(spectator)
+        await hub.renew_spectators()
+        assert await log.end_offsets(topics.MATCH_COMMANDS) == {0: 1}
+    finally:
+        await log.close()

@@ -311,3 +311,51 @@ def test_a_push_its_game_wrote_as_text_is_sent_as_that_text() -> None:
     text = '{"type": "maze_view", "seq": 3}'  # not how the service would write the object
     assert views.compact(EncodedPush({"type": "maze_view", "seq": 3}, text)) == text.encode()
     assert views.compact({"type": "maze_view", "seq": 3}) == b'{"type":"maze_view","seq":3}'
+
+
+async def test_spectators_are_shown_a_match_only_while_someone_watches(tmp_path: Path) -> None:
+    """Spectators' pushes are made for a lease (ARENA_SPECTATOR_LEASE_SECONDS) after the
+    partition is gained and after a request naming them; a renewal after it lapsed redraws the
+    spectators with a snapshot marked ``resumed``, one while it holds is not answered."""
+    async with ServiceUnderTest(tmp_path, ARENA_SPECTATOR_LEASE_SECONDS="10") as service:
+        client = MatchClient(service.log)
+        assert (await client.command("lease", create("lease"))).code is None
+
+        async def move(number: int) -> dict[Viewer, list[bytes]]:
+            state = await client.state("lease")
+            sent = f"move-{number}"
+            assert (await client.command("lease", scripted_move(state, number), sent)).code is None
+            found = await until(
+                service.log, "lease", lambda b: any(a.command_id == sent for a in b.answers)
+            )
+            return relayed(found)
+
+        # Just after the partition was gained, anyone may be watching.
+        assert SPECTATOR in await move(1)
+        service.advance(11)
+        assert set(await move(2)) == {Viewer(1), Viewer(2)}
+        # A spectator asks for the snapshot: their pushes are made again, for the lease.
+        await client.send(
+            "lease",
+            vpb.ViewRequest(match_id="lease", request_id="w1", viewers=[vpb.Viewer(role="x")]),
+        )
+        asked = await until(service.log, "lease", lambda b: b.request_id == "w1")
+        assert set(relayed(asked)) == {SPECTATOR}
+        assert SPECTATOR in await move(3)
+        # A renewal extends the lease, and is not answered while it holds.
+        renew = vpb.ViewRequest(match_id="lease", viewers=[vpb.Viewer(role="x")], renew=True)
+        service.advance(6)
+        await client.send("lease", renew, command_id="renew-1")
+        assert SPECTATOR in await move(4)
+        service.advance(6)  # the request's lease is over, the renewal's is not
+        assert SPECTATOR in await move(5)
+        service.advance(5)
+        assert set(await move(6)) == {Viewer(1), Viewer(2)}
+        assert not [b for b in await batches(service.log, "lease") if b.resumed]
+        # A renewal after the lease lapsed: the spectators' snapshot, to redraw them.
+        await client.send("lease", renew, command_id="renew-2")
+        resumed = await until(service.log, "lease", lambda b: b.resumed)
+        assert resumed.kind == vpb.VIEW_KIND_SNAPSHOT and not resumed.request_id
+        assert set(relayed(resumed)) == {SPECTATOR}
+        assert resumed.sequence == (await client.events("lease"))[-1].sequence
+        assert SPECTATOR in await move(7)

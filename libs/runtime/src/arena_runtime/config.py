@@ -194,6 +194,14 @@ class Settings(BaseSettings):
     ws_time_sync_seconds: float = Field(
         5, gt=0, description="Interval of the clocks' pushes (time_sync), by the match service."
     )
+    spectator_lease_seconds: float = Field(
+        30,
+        ge=1,
+        le=3600,
+        description="How long the match service makes a match's spectators' pushes after a "
+        "gateway says someone watches it (gateways renew every third of it); the same on the "
+        "gateways and the match services.",
+    )
     ws_auth_timeout_seconds: float = Field(
         10, gt=0, description="How long a new WebSocket may take to authenticate."
     )

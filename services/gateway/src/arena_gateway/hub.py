@@ -537,7 +537,11 @@ class Hub:
         if relay is not None:
             away = relay.away
             relay.learn(batch)
-            if self._current(relay, batch):
+            if batch.resumed:
+                # The spectators' pushes had stopped (their lease lapsed): their redraw, whatever
+                # sequence the match's other viewers are at.
+                self._push_views(relay, batch)
+            elif self._current(relay, batch):
                 self._push_views(relay, batch)
             if relay.away - away:
                 await self._still_here(relay, relay.away - away, batch.sequence)
@@ -623,6 +627,26 @@ class Hub:
                 for client in targets:
                     for text in texts:
                         client.push_text(text)
+
+    async def renew_spectators(self) -> None:
+        """Tell the match service that the matches this instance's sockets watch as spectators
+        are still watched (it makes spectators' pushes only while someone does): every third of
+        ``ARENA_SPECTATOR_LEASE_SECONDS``."""
+        spectator = vpb.Viewer(role="spectator")
+        records = [
+            CODEC.command_record(
+                new_command(
+                    stream,
+                    vpb.ViewRequest(
+                        match_id=stream.removeprefix(MATCH_PREFIX), viewers=[spectator], renew=True
+                    ),
+                    command_id=f"renew:{uuid.uuid4().hex}",
+                )
+            )
+            for stream in sorted(self._spectators)
+        ]
+        if records:
+            await self.log.append(topics.MATCH_COMMANDS, records)
 
     async def snapshot(self, match_id: str, viewers: Iterable[tuple[str, str]]) -> vpb.ViewBatch:
         """Ask the match service (the instance that owns the match) for the snapshots of these

@@ -41,6 +41,8 @@ async def build_service(runtime: Runtime) -> Service:
         fanout,
         Ticker("gateway:heartbeat", settings.ws_heartbeat_seconds, gateway.beat),
         Ticker("gateway:sessions", settings.ws_session_check_seconds, gateway.check_sessions),
+        # Spectators' pushes are made only while a gateway says someone watches.
+        Ticker("gateway:spectators", settings.spectator_lease_seconds / 3, hub.renew_spectators),
         SessionEndRelay(gateway),
     ]
     # Ready without waiting for the accounts group's join (seconds on Kafka): the sockets need

@@ -52,6 +52,7 @@ def build_worker(
         snapshot_seconds=settings.match_snapshot_seconds,
         # The clocks' pushes as often as the gateway used to send its time_sync.
         tick_seconds=settings.ws_time_sync_seconds,
+        spectator_lease_seconds=settings.spectator_lease_seconds,
     )
 
 

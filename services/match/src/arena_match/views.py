@@ -39,9 +39,11 @@ def compact(message: dict[str, Any]) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode()
 
 
-def viewers_of(state: MatchState) -> list[contract.Viewer]:
-    """Who may watch the match: each person's seat, and the spectators."""
-    return [contract.Viewer(seat.number) for seat in state.seats if seat.human] + [SPECTATOR]
+def viewers_of(state: MatchState, spectated: bool = True) -> list[contract.Viewer]:
+    """Who may watch the match: each person's seat, and the spectators (unless nobody is known
+    to watch as one)."""
+    seats = [contract.Viewer(seat.number) for seat in state.seats if seat.human]
+    return [*seats, SPECTATOR] if spectated else seats
 
 
 def viewer_proto(state: MatchState, viewer: contract.Viewer) -> pb.Viewer:
@@ -136,14 +138,16 @@ def snapshots(
     return grouped(state, shown)
 
 
-def ticks(state: MatchState, sequence: int, now_ms: int) -> list[pb.ViewPush]:
+def ticks(
+    state: MatchState, sequence: int, now_ms: int, spectated: bool = True
+) -> list[pb.ViewPush]:
     """The periodic pushes of a live match (empty: none)."""
     module = state.module
     if module is None or state.game is None or state.over:
         return []
     table = state.table(sequence)
     shown = {}
-    for viewer in viewers_of(state):
+    for viewer in viewers_of(state, spectated):
         try:
             made = module.views.tick(table, state.game, viewer, now_ms)
         except Exception:

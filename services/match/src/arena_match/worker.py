@@ -58,11 +58,21 @@ class MatchWorker:
         snapshots: SnapshotStore | None = None,
         snapshot_seconds: float = 0,
         tick_seconds: float = 0,
+        spectator_lease_seconds: float = 30,
     ) -> None:
         self.runner = runner
         self._clock = clock
         #: How often live matches' ``tick`` pushes (clocks) are published (0: never).
         self._tick_seconds = tick_seconds
+        #: How long (ms) a match's spectators' pushes are made after a gateway says someone
+        #: watches (ViewRequest): a match nobody watches as a spectator costs no spectator views
+        #: (the Maze's observer view, the whole map, was a fifth of a move's CPU).
+        self._lease_ms = round(spectator_lease_seconds * 1000)
+        #: Stream -> until when (server ms) someone is known to watch it as a spectator.
+        self._watched: dict[str, int] = {}
+        #: Until when every match is taken as watched: a lease after a partition was gained, so
+        #: that spectators of a match taken over keep their pushes until their gateway renews.
+        self._all_watched_until = 0
         #: Stream -> the answers of its latest commands as published (a retry gets the same).
         self._acks: dict[str, OrderedDict[str, vpb.CommandAnswer]] = {}
         #: Where the partitions' snapshots are kept (None: none taken, every gain replays).
@@ -176,10 +186,12 @@ class MatchWorker:
         if commands:
             answers, after = await self.runner.handle_journaled(commands)
             records += await self._views(commands, answers, after)
-        records += [
-            self._requested(c) if isinstance(c.payload, vpb.ViewRequest) else self._relayed(c)
-            for c in requests
-        ]
+        for c in requests:
+            answer = (
+                self._requested(c) if isinstance(c.payload, vpb.ViewRequest) else self._relayed(c)
+            )
+            if answer is not None:
+                records.append(answer)
         if records:
             await self._log.append(topics.MATCH_VIEWS, records)
         streams = self._streams[partition]
@@ -210,13 +222,13 @@ class MatchWorker:
             fresh = sorted(
                 (e for _, a in pairs if not a.repeated for e in a.events), key=lambda e: e.sequence
             )
+            spectated = self._spectated(stream, now)
             pushes: list[vpb.ViewPush] = []
             shown: dict[str, dict[Viewer, list[dict[str, Any]]]] = {}
             for event in fresh:
                 state = after.get(event.event_id, view.state)
-                shown[event.event_id] = made = views.event_pushes(
-                    state, event, now, views.viewers_of(state)
-                )
+                viewers = views.viewers_of(state, spectated)
+                shown[event.event_id] = made = views.event_pushes(state, event, now, viewers)
                 pushes += views.grouped(state, made)
             replies = []
             redraw = False
@@ -321,19 +333,26 @@ class MatchWorker:
         now: int,
         viewers: list[Viewer] | None = None,
         request_id: str = "",
+        resumed: bool = False,
     ) -> OutgoingRecord:
         shown = views.snapshots(state, sequence, now, viewers or views.viewers_of(state))
         message = views.batch(
             state, vpb.VIEW_KIND_SNAPSHOT, sequence, sequence, now, shown, request_id=request_id
         )
+        message.resumed = resumed
         return views.record(stream, message)
 
-    def _requested(self, command: Command) -> OutgoingRecord:
+    def _requested(self, command: Command) -> OutgoingRecord | None:
         """A ViewRequest's snapshots; a viewer naming a player who holds a seat sees that seat's
-        view, anyone else the spectators' (the gateway names the socket's own player)."""
+        view, anyone else the spectators' (the gateway names the socket's own player). A
+        renewal of the spectators' lease is answered only if it had lapsed."""
         request = command.payload
         view = self.runner.view(command.stream)
         now = self._clock()
+        if request.renew:
+            if view is None or not view.state.created:
+                return None
+            return self._renewed(command.stream, view.state, view.sequence, now)
         if view is None or not view.state.created or view.state.module is None:
             message = vpb.ViewBatch(
                 match_id=request.match_id,
@@ -353,9 +372,30 @@ class MatchWorker:
             else:
                 wanted.append(views.SPECTATOR)
         chosen = list(dict.fromkeys(wanted)) or views.viewers_of(state)
+        if views.SPECTATOR in chosen:
+            self._watch(command.stream, now)
         return self._snapshot_record(
             command.stream, state, view.sequence, now, chosen, request.request_id
         )
+
+    def _spectated(self, stream: str, now: int) -> bool:
+        """Whether someone is known to watch ``stream`` as a spectator (or may: a lease after
+        a partition was gained)."""
+        return now < self._all_watched_until or now < self._watched.get(stream, 0)
+
+    def _watch(self, stream: str, now: int) -> None:
+        self._watched[stream] = now + self._lease_ms
+
+    def _renewed(
+        self, stream: str, state: MatchState, sequence: int, now: int
+    ) -> OutgoingRecord | None:
+        """A gateway's spectators still watch: the lease goes on; if it had lapsed (their pushes
+        stopped), the spectators' snapshot, marked ``resumed``, redraws them."""
+        lapsed = not self._spectated(stream, now)
+        self._watch(stream, now)
+        if not lapsed or state.over:
+            return None
+        return self._snapshot_record(stream, state, sequence, now, [views.SPECTATOR], resumed=True)
 
     def _relayed(self, command: Command) -> OutgoingRecord:
         """A ClientRelay: the game's ``views.relay`` of a seat's message (shown to the others,
@@ -410,7 +450,7 @@ class MatchWorker:
                 view = self.runner.view(stream)
                 if view is None or not view.state.created or view.state.over:
                     continue
-                pushes = views.ticks(view.state, view.sequence, now)
+                pushes = views.ticks(view.state, view.sequence, now, self._spectated(stream, now))
                 if pushes:
                     message = views.batch(
                         view.state, vpb.VIEW_KIND_TICK, view.sequence, view.sequence, now, pushes
@@ -443,6 +483,9 @@ class MatchWorker:
             await self._gain(partition)
 
     async def _gain(self, partition: int) -> None:
+        # Spectators of its matches may be watching through gateways that renew their lease
+        # with the instance before: theirs until they renew with this one.
+        self._all_watched_until = self._clock() + self._lease_ms
         views, resumed = await self.runner.gain_partition(partition, self.snapshots)
         self._owned.add(partition)
         self._streams[partition] = {view.stream for view in views}
@@ -477,6 +520,7 @@ class MatchWorker:
         for stream in self._streams.pop(partition, set()):
             self.timers.disarm(stream)
             self._acks.pop(stream, None)
+            self._watched.pop(stream, None)
         log.info("partition lost", partition=partition)
 
     # -- memory ---------------------------------------------------------------------------
@@ -490,6 +534,7 @@ class MatchWorker:
             if now - finished >= self._evict_seconds and self.runner.evict(stream):
                 del self._finished[stream]
                 self._acks.pop(stream, None)
+                self._watched.pop(stream, None)
 
 
 def present_seats(state: MatchState) -> list[tuple[int, str]]:

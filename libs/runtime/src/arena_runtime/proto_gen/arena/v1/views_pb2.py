@@ -24,15 +24,15 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61rena/v1/views.proto\x12\x08\x61rena.v1\"7\n\x06Viewer\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04role\x18\x02 \x01(\t\x12\x11\n\tplayer_id\x18\x03 \x01(\t\"?\n\x08ViewPush\x12!\n\x07viewers\x18\x01 \x03(\x0b\x32\x10.arena.v1.Viewer\x12\x10\n\x08messages\x18\x02 \x03(\x0c\"a\n\rCommandAnswer\x12\x12\n\ncommand_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x0b\n\x03\x61\x63k\x18\x04 \x01(\x0c\x12\x10\n\x08repeated\x18\x05 \x01(\x08\"\xba\x02\n\tViewBatch\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12 \n\x04kind\x18\x03 \x01(\x0e\x32\x12.arena.v1.ViewKind\x12\x16\n\x0e\x61\x66ter_sequence\x18\x04 \x01(\x04\x12\x10\n\x08sequence\x18\x05 \x01(\x04\x12(\n\x07\x61nswers\x18\x06 \x03(\x0b\x32\x17.arena.v1.CommandAnswer\x12\"\n\x06pushes\x18\x07 \x03(\x0b\x32\x12.arena.v1.ViewPush\x12\x12\n\nrequest_id\x18\x08 \x01(\t\x12\x0c\n\x04over\x18\t \x01(\x08\x12\x0f\n\x07time_ms\x18\n \x01(\x03\x12\x0c\n\x04\x61way\x18\x0b \x03(\r\x12\x1f\n\x05seats\x18\x0c \x03(\x0b\x32\x10.arena.v1.Viewer\x12\x11\n\troom_code\x18\r \x01(\t\"V\n\x0bViewRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12!\n\x07viewers\x18\x03 \x03(\x0b\x32\x10.arena.v1.Viewer\"C\n\x0b\x43lientRelay\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\x0c*g\n\x08ViewKind\x12\x19\n\x15VIEW_KIND_UNSPECIFIED\x10\x00\x12\x14\n\x10VIEW_KIND_EVENTS\x10\x01\x12\x16\n\x12VIEW_KIND_SNAPSHOT\x10\x02\x12\x12\n\x0eVIEW_KIND_TICK\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61rena/v1/views.proto\x12\x08\x61rena.v1\"7\n\x06Viewer\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04role\x18\x02 \x01(\t\x12\x11\n\tplayer_id\x18\x03 \x01(\t\"?\n\x08ViewPush\x12!\n\x07viewers\x18\x01 \x03(\x0b\x32\x10.arena.v1.Viewer\x12\x10\n\x08messages\x18\x02 \x03(\x0c\"a\n\rCommandAnswer\x12\x12\n\ncommand_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x0b\n\x03\x61\x63k\x18\x04 \x01(\x0c\x12\x10\n\x08repeated\x18\x05 \x01(\x08\"\xcb\x02\n\tViewBatch\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12 \n\x04kind\x18\x03 \x01(\x0e\x32\x12.arena.v1.ViewKind\x12\x16\n\x0e\x61\x66ter_sequence\x18\x04 \x01(\x04\x12\x10\n\x08sequence\x18\x05 \x01(\x04\x12(\n\x07\x61nswers\x18\x06 \x03(\x0b\x32\x17.arena.v1.CommandAnswer\x12\"\n\x06pushes\x18\x07 \x03(\x0b\x32\x12.arena.v1.ViewPush\x12\x12\n\nrequest_id\x18\x08 \x01(\t\x12\x0c\n\x04over\x18\t \x01(\x08\x12\x0f\n\x07time_ms\x18\n \x01(\x03\x12\x0c\n\x04\x61way\x18\x0b \x03(\r\x12\x1f\n\x05seats\x18\x0c \x03(\x0b\x32\x10.arena.v1.Viewer\x12\x11\n\troom_code\x18\r \x01(\t\x12\x0f\n\x07resumed\x18\x0e \x01(\x08\"e\n\x0bViewRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12!\n\x07viewers\x18\x03 \x03(\x0b\x32\x10.arena.v1.Viewer\x12\r\n\x05renew\x18\x04 \x01(\x08\"C\n\x0b\x43lientRelay\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\x0c*g\n\x08ViewKind\x12\x19\n\x15VIEW_KIND_UNSPECIFIED\x10\x00\x12\x14\n\x10VIEW_KIND_EVENTS\x10\x01\x12\x16\n\x12VIEW_KIND_SNAPSHOT\x10\x02\x12\x12\n\x0eVIEW_KIND_TICK\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.v1.views_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_VIEWKIND']._serialized_start=729
-  _globals['_VIEWKIND']._serialized_end=832
+  _globals['_VIEWKIND']._serialized_start=761
+  _globals['_VIEWKIND']._serialized_end=864
   _globals['_VIEWER']._serialized_start=34
   _globals['_VIEWER']._serialized_end=89
   _globals['_VIEWPUSH']._serialized_start=91
@@ -40,9 +40,9 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_COMMANDANSWER']._serialized_start=156
   _globals['_COMMANDANSWER']._serialized_end=253
   _globals['_VIEWBATCH']._serialized_start=256
-  _globals['_VIEWBATCH']._serialized_end=570
-  _globals['_VIEWREQUEST']._serialized_start=572
-  _globals['_VIEWREQUEST']._serialized_end=658
-  _globals['_CLIENTRELAY']._serialized_start=660
-  _globals['_CLIENTRELAY']._serialized_end=727
+  _globals['_VIEWBATCH']._serialized_end=587
+  _globals['_VIEWREQUEST']._serialized_start=589
+  _globals['_VIEWREQUEST']._serialized_end=690
+  _globals['_CLIENTRELAY']._serialized_start=692
+  _globals['_CLIENTRELAY']._serialized_end=759
 # @@protoc_insertion_point(module_scope)

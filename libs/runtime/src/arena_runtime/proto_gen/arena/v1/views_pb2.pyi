@@ -166,6 +166,7 @@ class ViewBatch(_message.Message):
     AWAY_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
     ROOM_CODE_FIELD_NUMBER: _builtins.int
+    RESUMED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     kind: Global___ViewKind.ValueType
@@ -181,6 +182,11 @@ class ViewBatch(_message.Message):
     time_ms: _builtins.int
     """Server time (ms) the views were made at."""
     room_code: _builtins.str
+    resumed: _builtins.bool
+    """A snapshot of the spectators only, made because their pushes had stopped (nobody was
+    known to watch: see ViewRequest's `renew`) and a gateway says someone does again: relayed
+    to the spectators whatever the sequence they were last shown.
+    """
     @_builtins.property
     def answers(self) -> _containers.RepeatedCompositeFieldContainer[Global___CommandAnswer]: ...
     @_builtins.property
@@ -209,10 +215,11 @@ class ViewBatch(_message.Message):
         away: _abc.Iterable[_builtins.int] | None = ...,
         seats: _abc.Iterable[Global___Viewer] | None = ...,
         room_code: _builtins.str = ...,
+        resumed: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "answers", b"answers", "away", b"away", "game", b"game", "kind", b"kind", "match_id", b"match_id", "over", b"over", "pushes", b"pushes", "request_id", b"request_id", "room_code", b"room_code", "seats", b"seats", "sequence", b"sequence", "time_ms", b"time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "answers", b"answers", "away", b"away", "game", b"game", "kind", b"kind", "match_id", b"match_id", "over", b"over", "pushes", b"pushes", "request_id", b"request_id", "resumed", b"resumed", "room_code", b"room_code", "seats", b"seats", "sequence", b"sequence", "time_ms", b"time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -223,6 +230,12 @@ class ViewRequest(_message.Message):
     """Command (to arena.commands.match, key `match-<id>`): send the snapshot of these viewers as a
     ViewBatch with this `request_id` (nothing is appended to the match's events). A match the
     service does not know is answered with a batch of no pushes and `sequence` 0.
+
+    The match service makes the spectators' pushes only while someone is known to watch: for
+    ARENA_SPECTATOR_LEASE_SECONDS after a request naming the spectators (and after it gained the
+    match's partition). A gateway whose sockets watch a match as spectators renews that lease
+    every third of it with `renew` (no request id, no snapshot): answered only if the lease had
+    lapsed, with the spectators' snapshot marked `resumed`.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -230,8 +243,10 @@ class ViewRequest(_message.Message):
     MATCH_ID_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     VIEWERS_FIELD_NUMBER: _builtins.int
+    RENEW_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     request_id: _builtins.str
+    renew: _builtins.bool
     @_builtins.property
     def viewers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Viewer]: ...
     def __init__(
@@ -240,10 +255,11 @@ class ViewRequest(_message.Message):
         match_id: _builtins.str = ...,
         request_id: _builtins.str = ...,
         viewers: _abc.Iterable[Global___Viewer] | None = ...,
+        renew: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "request_id", b"request_id", "viewers", b"viewers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "renew", b"renew", "request_id", b"request_id", "viewers", b"viewers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
