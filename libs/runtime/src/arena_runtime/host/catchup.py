@@ -38,9 +38,10 @@ class CatchUp:
     async def observe_assignment(self, consumer: Consumer) -> None:
         """After a poll: learn the assignment and the committed start of new partitions."""
         assignment = consumer.assignment()
-        new = list(assignment - self._assignment)
-        # One request each, sent together: in turn they were a round trip per partition.
-        found = await asyncio.gather(*(consumer.committed(tp) for tp in new))
+        new = list(assignment - self._assignment) if assignment != self._assignment else []
+        # One request each, sent together: in turn they were a round trip per partition. (None
+        # is the usual case, after every poll: no gather then.)
+        found = await asyncio.gather(*(consumer.committed(tp) for tp in new)) if new else []
         for tp, committed in zip(new, found, strict=True):
             # A pipelined loop commits in the background: what it committed while this awaited
             # is newer, and must not be put back (readiness would then wait for ever).
