@@ -43,7 +43,6 @@ import sqlite3
 import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -63,6 +62,7 @@ from arena_runtime.eventlog.base import (
     TopicSpec,
     UnknownTopicError,
 )
+from arena_runtime.eventlog.one_thread import OneThread
 from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.eventlog.validation import check_position, check_records, check_spec
 from arena_runtime.sqlite_files import BUSY_TIMEOUT_MS, switch_to_wal
@@ -306,9 +306,9 @@ class EmbeddedEventLog(EventLog):
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self._synchronous = synchronous
         self._topics: dict[str, TopicInfo] = {}
-        self._writer_pool: ThreadPoolExecutor | None = None
-        self._reader_pool: ThreadPoolExecutor | None = None
-        self._checkpoint_pool: ThreadPoolExecutor | None = None
+        self._writer_pool: OneThread | None = None
+        self._reader_pool: OneThread | None = None
+        self._checkpoint_pool: OneThread | None = None
         self._checkpoint_conn: sqlite3.Connection | None = None
         self._checkpointing: asyncio.Future[None] | None = None
         self._last_checkpoint = 0.0
@@ -346,20 +346,15 @@ class EmbeddedEventLog(EventLog):
         if self._writer_task is not None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._writer_pool = ThreadPoolExecutor(1, thread_name_prefix="eventlog-writer")
-        self._reader_pool = ThreadPoolExecutor(1, thread_name_prefix="eventlog-reader")
-        self._checkpoint_pool = ThreadPoolExecutor(1, thread_name_prefix="eventlog-checkpoint")
-        loop = asyncio.get_running_loop()
+        self._writer_pool = OneThread("eventlog-writer")
+        self._reader_pool = OneThread("eventlog-reader")
+        self._checkpoint_pool = OneThread("eventlog-checkpoint")
         try:
-            self._writer_conn = await loop.run_in_executor(
-                self._writer_pool, _connect, self.path, self._synchronous
-            )
-            await loop.run_in_executor(self._writer_pool, _create_schema, self._writer_conn)
-            self._reader_conn = await loop.run_in_executor(
-                self._reader_pool, _connect, self.path, self._synchronous
-            )
-            self._checkpoint_conn = await loop.run_in_executor(
-                self._checkpoint_pool, _connect, self.path, self._synchronous
+            self._writer_conn = await self._writer_pool.run(_connect, self.path, self._synchronous)
+            await self._writer_pool.run(_create_schema, self._writer_conn)
+            self._reader_conn = await self._reader_pool.run(_connect, self.path, self._synchronous)
+            self._checkpoint_conn = await self._checkpoint_pool.run(
+                _connect, self.path, self._synchronous
             )
         except BaseException:
             # Not a file SQLite can open (or cancelled): leave no thread or connection behind.
@@ -384,7 +379,6 @@ class EmbeddedEventLog(EventLog):
 
     async def _release(self) -> None:
         """Close each connection in its own thread, then the threads."""
-        loop = asyncio.get_running_loop()
         pools = (
             (self._writer_pool, self._writer_conn),
             (self._reader_pool, self._reader_conn),
@@ -398,7 +392,7 @@ class EmbeddedEventLog(EventLog):
             if pool is None:
                 continue
             if conn is not None:
-                await loop.run_in_executor(pool, conn.close)
+                await pool.run(conn.close)
             pool.shutdown()
 
     @property
@@ -484,16 +478,15 @@ class EmbeddedEventLog(EventLog):
         self._wakeup.set()
 
     async def _write_loop(self) -> None:
-        loop = asyncio.get_running_loop()
+        writer = self._writer_pool
+        assert writer is not None
         while True:
             await self._wakeup.wait()
             self._wakeup.clear()
             batch, self._pending = self._pending, []
             if batch:
                 try:
-                    results, written_ms = await loop.run_in_executor(
-                        self._writer_pool, self._write_batch, batch
-                    )
+                    results, written_ms = await writer.run(self._write_batch, batch)
                 except BaseException as exc:  # the whole transaction failed
                     failure = (
                         exc
@@ -617,7 +610,8 @@ class EmbeddedEventLog(EventLog):
                 if wal.stat().st_size > _WAL_SIZE_LIMIT:
                     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
-        done = asyncio.get_running_loop().run_in_executor(self._checkpoint_pool, checkpoint)
+        assert self._checkpoint_pool is not None
+        done = self._checkpoint_pool.run(checkpoint)
         self._checkpointing = done
 
         def finished(future: asyncio.Future[None]) -> None:
@@ -720,7 +714,8 @@ class EmbeddedEventLog(EventLog):
         if self._reader_conn is None:
             raise EventLogError("the event log is not started")
         conn = self._reader_conn
-        return await asyncio.get_running_loop().run_in_executor(self._reader_pool, run, conn)
+        assert self._reader_pool is not None
+        return await self._reader_pool.run(run, conn)
 
     async def read(
         self, topic: str, partition: int, offset: int, max_records: int = 1000
