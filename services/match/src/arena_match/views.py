@@ -33,10 +33,14 @@ BATCH_TYPE = pb.ViewBatch.DESCRIPTOR.full_name
 JSON = "application/json"
 
 
+#: ``json.dumps(value, separators=(",", ":"))`` without building an encoder for each push.
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 def compact(message: dict[str, Any]) -> bytes:
     if type(message) is contract.EncodedPush:
         return message.text.encode()
-    return json.dumps(message, separators=(",", ":")).encode()
+    return _COMPACT.encode(message).encode()
 
 
 def viewers_of(state: MatchState, spectated: bool = True) -> list[contract.Viewer]:
