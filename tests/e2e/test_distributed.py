@@ -464,7 +464,8 @@ async def test_one_client_message_is_one_trace_through_the_broker(
     stack: Stack, receiver: OtlpReceiver
 ) -> None:
     """A move sent to one gateway is one trace across the processes and the broker: the match
-    service decides it, matchmaking, rating and the projections read its events, and both
+    service decides it, rating and the projections read its events (matchmaking passes over
+    them by their type header, unread: it acts on a match's end), and both
     gateways push it (each its own player). The records it wrote carry the trace in their W3C
     headers on the broker, beside CloudEvents headers that agree with their envelopes; a record
     no service can read is logged with the trace its headers carry."""
@@ -484,7 +485,6 @@ async def test_one_client_message_is_one_trace_through_the_broker(
         ("arena-gateway", "ws " + kind),
         ("arena-match", "arena.commands.match process"),
         ("arena-match", "arena.match.events publish"),
-        ("arena-matchmaking", "arena.match.events process"),
         ("arena-rating", "arena.match.events process"),
         ("arena-projections", "arena.match.events process"),
         ("arena-gateway", "arena.match.views process"),
