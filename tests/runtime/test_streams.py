@@ -654,3 +654,34 @@ async def test_on_written_is_told_of_every_append_as_written(
         for r in await all_records(log, unique_topic)
     ]
     assert told == in_log and [cause for cause, _, _ in told] == ["a", "b", "c"]
+
+
+async def test_what_a_batch_is_shown_as_goes_with_its_events_unless_they_lose_a_race(
+    log: EventLog, unique_topic: str
+) -> None:
+    """``handle_batch_with``: the companions' records (the match service's views) are made of
+    the answers as folded and written with the events, in one write on the embedded log; when
+    the events lose a race to another writer nothing of them is written (False): the caller
+    makes them of the answers it is given."""
+    shown = f"{unique_topic}.shown"
+    await log.create_topics([TopicSpec(shown, partitions=2)])
+    folded: list[list[tuple[str, bool]]] = []
+
+    async def companions(answers: list[Answer]) -> list[tuple[str, list[OutgoingRecord]]]:
+        folded.append([(a.command_id, a.accepted) for a in answers])
+        text = ",".join(a.command_id for a in answers).encode()
+        return [(shown, [OutgoingRecord(value=text, key=b"t-1")])]
+
+    owner = runner(log, unique_topic)
+    await owner.handle(command("t-1", "setup", 1))
+    batch = [command("t-1", "a", 2), command("t-1", "b", 30)]
+    answers, written = await owner.handle_batch_with(batch, companions)
+    assert written and [a.accepted for a in answers] == [True, False]
+    assert folded == [[("a", True), ("b", False)]]
+    assert [r.value for r in await all_records(log, shown)] == [b"a,b"]
+    # Somebody else writes the partition behind the owner's back.
+    await runner(log, unique_topic).handle(command("t-1", "elsewhere", 6))
+    answers, written = await owner.handle_batch_with([command("t-1", "c", 1)], companions)
+    assert not written and [r.value for r in await all_records(log, shown)] == [b"a,b"]
+    assert answers[0].accepted and [e.sequence for e in answers[0].events] == [5]
+    assert (await runner(log, unique_topic).load("t-1")).state == Tally(10, (1, 2, 6, 1))

@@ -8,6 +8,7 @@ import time
 
 import pytest
 from arena_runtime.eventlog import (
+    AppendConflictError,
     CommitFailedError,
     Consumer,
     InvalidRequestError,
@@ -310,3 +311,36 @@ async def test_a_reader_of_every_partition_has_them_once_started(
                 await reader.seek(tp, 0)
             got = await poll_until(reader, 12)
             assert sorted(r.value for r in got) == sorted(f"v{i}".encode() for i in range(12))
+
+
+async def test_a_chained_append_writes_what_follows_only_where_it_was_expected(
+    make_log: LogMaker, topic: str
+) -> None:
+    """``append_chained``: a stream's events and the views of them. At the offset expected, both
+    are written; elsewhere (another writer got in first), AppendConflictError and nothing that
+    follows; the records themselves are then written only by a log that cannot take them back
+    (the error's positions), never by the embedded one."""
+    views = f"{topic}.views"
+    async with make_log() as log:
+        await log.create_topics(
+            [TopicSpec(topic, partitions=PARTITIONS), TopicSpec(views, partitions=PARTITIONS)]
+        )
+        event = [OutgoingRecord(value=b"e1", key=b"s", partition=1)]
+        shown = [OutgoingRecord(value=b"v1", key=b"s", partition=1)]
+        positions = await log.append_chained(topic, event, 0, [(views, shown)])
+        assert [(p.partition, p.offset) for p in positions] == [(1, 0)]
+        assert [r.value for r in await log.read(views, 1, 0)] == [b"v1"]
+        # Another writer's record: the partition ends at 2, not 1.
+        await log.append(topic, [OutgoingRecord(value=b"theirs", partition=1)])
+        late = [OutgoingRecord(value=b"e2", key=b"s", partition=1)]
+        with pytest.raises(AppendConflictError) as raised:
+            await log.append_chained(topic, late, 1, [(views, [OutgoingRecord(value=b"v2")])])
+        assert [r.value for r in await log.read(views, 1, 0)] == [b"v1"]
+        assert (await log.end_offsets(views)) == {0: 0, 1: 1, 2: 0, 3: 0}
+        written = [r.value for r in await log.read(topic, 1, 0)]
+        assert written == [b"e1", b"theirs", *[b"e2" for _ in raised.value.positions]]
+        # At the offset it now ends at, it goes through.
+        end = (await log.end_offsets(topic))[1]
+        positions = await log.append_chained(topic, late, end, [(views, shown)])
+        assert [p.offset for p in positions] == [end]
+        assert [r.value for r in await log.read(views, 1, 0)] == [b"v1", b"v1"]

@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -50,7 +50,13 @@ from opentelemetry.trace import SpanKind
 
 from arena_runtime import metrics, telemetry
 from arena_runtime.envelope import CODEC, Codec, Command, Event, new_id, now
-from arena_runtime.eventlog.base import EventLog, OutgoingRecord, Position, Record
+from arena_runtime.eventlog.base import (
+    AppendConflictError,
+    EventLog,
+    OutgoingRecord,
+    Position,
+    Record,
+)
 from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.eventlog.reading import read_forward
 from arena_runtime.malformed import decode_or_skip
@@ -113,6 +119,11 @@ class Answer:
     @property
     def accepted(self) -> bool:
         return self.rejection is None
+
+
+#: What a batch's answers (as folded, before they are written) are shown as elsewhere, written
+#: with their events: (topic, records) each (``StreamRunner.handle_batch_with``).
+Companions = Callable[[list[Answer]], Awaitable[list[tuple[str, list[OutgoingRecord]]]]]
 
 
 @dataclass
@@ -306,17 +317,32 @@ class StreamRunner(Generic[S]):
         given (the fold is put back by keeping the old states): a ladder, which is changed in
         place, is handled one command at a time.
         """
+        answers, _ = await self.handle_batch_with(commands, None)
+        return answers
+
+    async def handle_batch_with(
+        self, commands: Sequence[Command], companions: Companions | None
+    ) -> tuple[list[Answer], bool]:
+        """``handle_batch``, with what ``companions`` makes of the answers (before they are
+        written: on the fold) appended in the same write as their events, only if those land
+        where the fold expects (``EventLog.append_chained``). True: they were; False (a race
+        lost, several partitions, nothing appended): they were not, and the caller makes them
+        on the answers returned.
+        """
         answers: dict[int, Answer] = {}
         by_partition: dict[int, list[tuple[int, Command]]] = {}
         for index, command in enumerate(commands):
             partition = await self.partition_of(command.stream)
             by_partition.setdefault(partition, []).append((index, command))
+        chained = companions if len(by_partition) == 1 else None
+        written = False
         for partition, numbered in by_partition.items():
             async with self._lock(partition):
-                answers.update(await self._handle_together(partition, numbered))
+                handled, written = await self._handle_together(partition, numbered, chained)
+                answers.update(handled)
                 # After the batch: before, the answers it folds but has not returned could go.
                 self._trim_answers({command.stream for _, command in numbered})
-        return [answers[index] for index in range(len(commands))]
+        return [answers[index] for index in range(len(commands))], written
 
     async def _handle_locked(
         self, partition: int, command: Command, appended: set[str] | None = None
@@ -346,8 +372,11 @@ class StreamRunner(Generic[S]):
         )
 
     async def _handle_together(
-        self, partition: int, numbered: list[tuple[int, Command]]
-    ) -> dict[int, Answer]:
+        self,
+        partition: int,
+        numbered: list[tuple[int, Command]],
+        companions: Companions | None = None,
+    ) -> tuple[dict[int, Answer], bool]:
         if partition not in self._at_end:
             await self._catch_up(partition)
         answers: dict[int, Answer] = {}
@@ -385,7 +414,18 @@ class StreamRunner(Generic[S]):
             tentative.append((index, command))
             written.extend(traced)
         if not written:
-            return answers
+            return answers, False
+        then: list[tuple[str, list[OutgoingRecord]]] = []
+        if companions is not None:
+            streams = self._streams
+            then = await companions(
+                [
+                    answers[index]
+                    if index in answers
+                    else streams[command.stream].answers[command.command_id]
+                    for index, command in numbered
+                ]
+            )
 
         def put_back() -> None:
             for stream, (state, sequence, batch_id) in before.items():
@@ -395,27 +435,35 @@ class StreamRunner(Generic[S]):
                 self._streams[command.stream].answers.pop(command.command_id, None)
 
         try:
-            _, positions = await self._append_events(partition, written)
+            _, positions = await self._append_events(partition, written, then=then)
+        except AppendConflictError as conflict:
+            # Lost a race, found by the log itself (nothing chained was written).
+            put_back()
+            positions = conflict.positions
         except BaseException:
             put_back()  # nothing acknowledged: the fold must not hold what the log may not
             self.forget_end(partition)  # … though it may have them: read before deciding again
             raise
-        if self._follows_fold(partition, positions):
-            for index, command in tentative:
-                answer = self._streams[command.stream].answers[command.command_id]
-                outcome = "accepted" if answer.accepted else "rejected"
-                metrics.series(metrics.COMMANDS, self.topic, outcome).inc()
-                answers[index] = answer
-            return answers
-        put_back()
-        await self._catch_up(partition, max(p.offset for p in positions) + 1)
+        else:
+            if self._follows_fold(partition, positions):
+                for index, command in tentative:
+                    answer = self._streams[command.stream].answers[command.command_id]
+                    outcome = "accepted" if answer.accepted else "rejected"
+                    metrics.series(metrics.COMMANDS, self.topic, outcome).inc()
+                    answers[index] = answer
+                return answers, bool(then)
+            put_back()
+        if positions:
+            await self._catch_up(partition, max(p.offset for p in positions) + 1)
+        else:
+            await self._catch_up(partition)
         # Lost a race: the whole batch again, one by one, as handle() would have done it (what
         # this batch wrote and won is found answered, and counts as ours).
         ours = {event.event_id for event in written if event.batch_index == 0}
         return {
             index: await self._handle_locked(partition, command, ours)
             for index, command in numbered
-        }
+        }, False
 
     # -- snapshots (arena_runtime.snapshots) -----------------------------------------------
 
@@ -740,7 +788,11 @@ class StreamRunner(Generic[S]):
         return True
 
     async def _append_events(
-        self, partition: int, events: list[Event], traced: bool = True
+        self,
+        partition: int,
+        events: list[Event],
+        traced: bool = True,
+        then: Sequence[tuple[str, Sequence[OutgoingRecord]]] = (),
     ) -> tuple[list[Event], list[Position]]:
         """Append events to one partition in one call; returns them as written.
 
@@ -785,7 +837,11 @@ class StreamRunner(Generic[S]):
             for event in events:
                 record = self.codec.event_record(event)
                 records.append(OutgoingRecord(record.value, record.key, record.headers, partition))
-            positions = await self.log.append(self.topic, records)
+            if then:
+                expected = self._next_offset.get(partition, 0)
+                positions = await self.log.append_chained(self.topic, records, expected, then)
+            else:
+                positions = await self.log.append(self.topic, records)
         for event, position in zip(events, positions, strict=True):
             self._first_offset.setdefault(event.stream, position.offset)
         metrics.series(metrics.RECORDS_APPENDED, self.topic).inc(len(records))

@@ -7,20 +7,24 @@ partition, catch up, list its streams, and evict finished matches from memory.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 
 from arena_games.contract import Inputs, Thought
 from arena_runtime import topics
 from arena_runtime.entropy import random_bits
 from arena_runtime.envelope import Command, Event
-from arena_runtime.eventlog import EventLog
+from arena_runtime.eventlog import EventLog, OutgoingRecord
 from arena_runtime.snapshots import SnapshotPolicy
 from arena_runtime.streams import Answer, Decision, StreamRunner
 
 from arena_match.clock import at_ms, now_ms
 from arena_match.decide import MatchSettings, decide, is_timer
 from arena_match.state import EVICTED, MatchState, apply, initial
+
+#: The views of a batch's answers, given the state after each event (by id): the records of
+#: arena.match.views the worker writes.
+Views = Callable[[list[Answer], dict[str, MatchState]], Awaitable[list[OutgoingRecord]]]
 
 #: How far behind a timer's own clock an instance's clock may be (see _on_time).
 CLOCK_SKEW_MS = 2000
@@ -118,13 +122,28 @@ class MatchRunner(StreamRunner[MatchState]):
         return after
 
     async def handle_journaled(
-        self, commands: Sequence[Command]
-    ) -> tuple[list[Answer], dict[str, MatchState]]:
+        self, commands: Sequence[Command], views: Views | None = None
+    ) -> tuple[list[Answer], dict[str, MatchState], bool]:
         """``handle_batch``, and the state after each event it folded (by event id): what the
-        views of those events are made on, without folding them a second time."""
+        views of those events are made on, without folding them a second time. ``views``:
+        made of the answers on the fold and written with their events when they can be (True;
+        see ``handle_batch_with``), else left for the caller to make (False)."""
+
+        async def companions(answers: list[Answer]) -> list[tuple[str, list[OutgoingRecord]]]:
+            assert views is not None
+            after = {
+                event.event_id: self._after[event.event_id]
+                for answer in answers
+                for event in answer.events
+                if event.event_id in self._after
+            }
+            return [(topics.MATCH_VIEWS, await views(answers, after))]
+
         self._journaling += 1
         try:
-            answers = await self.handle_batch(commands)
+            answers, shown = await self.handle_batch_with(
+                commands, companions if views is not None else None
+            )
         finally:
             self._journaling -= 1
         after = {
@@ -135,7 +154,7 @@ class MatchRunner(StreamRunner[MatchState]):
         }
         if not self._journaling:
             self._after.clear()  # what other folds meanwhile (a catch-up) left there
-        return answers, after
+        return answers, after, shown
 
     def compact(self, stream: str, command_ids: Iterable[str] | None = None) -> None:
         """Keep only the command ids of the stream's answers, not the events they caused.

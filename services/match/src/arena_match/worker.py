@@ -184,8 +184,17 @@ class MatchWorker:
                 await self.runner.decider.think(command.stream, view.state, command)
         records: list[OutgoingRecord] = []
         if commands:
-            answers, after = await self.runner.handle_journaled(commands)
-            records += await self._views(commands, answers, after)
+
+            async def views_of(
+                answers: list[Answer], after: dict[str, MatchState]
+            ) -> list[OutgoingRecord]:
+                return await self._views(commands, answers, after)
+
+            # The views go with the events, in the same write, when the log can take them so
+            # (a turn of the log less for every move); otherwise they are made here after.
+            answers, after, shown = await self.runner.handle_journaled(commands, views_of)
+            if not shown:
+                records += await self._views(commands, answers, after)
         for c in requests:
             answer = (
                 self._requested(c) if isinstance(c.payload, vpb.ViewRequest) else self._relayed(c)

@@ -2,6 +2,7 @@
 
 from arena_runtime.eventlog.base import (
     UNLIMITED_RETENTION,
+    AppendConflictError,
     CommitFailedError,
     Consumer,
     EventLog,
@@ -19,6 +20,7 @@ from arena_runtime.eventlog.base import (
 
 __all__ = [
     "UNLIMITED_RETENTION",
+    "AppendConflictError",
     "CommitFailedError",
     "Consumer",
     "EventLog",

@@ -110,6 +110,17 @@ class TopicMismatchError(EventLogError):
         self.found = found
 
 
+class AppendConflictError(EventLogError):
+    """A chained append found its partition not ending where it expected (another writer got in
+    first): nothing it chained was written, and its own records only where ``positions`` says
+    (a log without transactions writes them before it can tell; the embedded log writes
+    nothing, and ``positions`` is empty)."""
+
+    def __init__(self, message: str, positions: Sequence[Position] = ()) -> None:
+        super().__init__(message)
+        self.positions = list(positions)
+
+
 class CommitFailedError(EventLogError):
     """The commit names a partition this member no longer owns (the group rebalanced); nothing
     was committed and the records since the last commit will be delivered again."""
@@ -212,6 +223,28 @@ class EventLog(abc.ABC):
         self, topic: str, partition: int, offset: int, max_records: int = 1000
     ) -> list[Record]:
         """Records of one partition from an offset on (at most max_records)."""
+
+    async def append_chained(
+        self,
+        topic: str,
+        records: Sequence[OutgoingRecord],
+        expect: int,
+        then: Sequence[tuple[str, Sequence[OutgoingRecord]]],
+    ) -> list[Position]:
+        """Append ``records`` (to one partition) at offsets ``expect`` on, and then each of
+        ``then``; if the partition does not end at ``expect``, raise AppendConflictError and
+        append none of ``then``. What a stream runner's events and the views of them are
+        written with: no view of events that lost a race to another writer.
+
+        Here the appends are made in turn (``records`` may then be written where they were not
+        expected: the error's ``positions``); the embedded log makes them one transaction.
+        """
+        positions = await self.append(topic, records)
+        if [p.offset for p in positions] != list(range(expect, expect + len(positions))):
+            raise AppendConflictError(f"{topic}: appended elsewhere than at {expect}", positions)
+        for other, chained in then:
+            await self.append(other, chained)
+        return positions
 
     async def read_partitions(
         self, reads: Sequence[tuple[TopicPartition, int]], max_records: int = 1000

@@ -50,6 +50,7 @@ from typing import Any, TypeVar
 from arena_runtime.eventlog.base import (
     GROUP_HEARTBEAT_MS,
     GROUP_SESSION_TIMEOUT_MS,
+    AppendConflictError,
     Consumer,
     EventLog,
     EventLogError,
@@ -201,6 +202,12 @@ class _Append:
     #: (partition, key, value, encoded headers, the caller's headers) per record
     rows: list[tuple[int, bytes | None, bytes, bytes | None, Headers]]
     future: asyncio.Future[list[int]]
+    #: Written only if its partition ends at this offset (None: wherever it ends).
+    expect: int | None = None
+    #: Written in the same transaction if this one is (their futures are not used).
+    chained: tuple[_Append, ...] = ()
+    #: A chained append's offsets, once written (set by the writer thread).
+    written: list[int] | None = None
 
 
 class _Tail:
@@ -241,6 +248,46 @@ class _Tail:
 class _Operation:
     run: Callable[[sqlite3.Connection], Any]
     future: asyncio.Future[Any]
+
+
+def _rows(
+    info: TopicInfo, records: Sequence[OutgoingRecord]
+) -> list[tuple[int, bytes | None, bytes, bytes | None, Headers]]:
+    """An append's rows: (partition, key, value, encoded headers, the caller's headers)."""
+    partitions = info.partitions
+    return [
+        (
+            partition_for(r.key, partitions) if r.partition is None else r.partition,
+            r.key,
+            r.value,
+            encode_headers(r.headers),
+            r.headers,
+        )
+        for r in records
+    ]
+
+
+def _place(
+    conn: sqlite3.Connection,
+    next_offsets: dict[tuple[int, int], int],
+    item: _Append,
+    ts: int,
+    rows: list[tuple[Any, ...]],
+) -> list[int]:
+    """Give an append's records their offsets and add their rows to ``rows`` (the writer's)."""
+    tid = item.topic_id
+    offsets = []
+    for partition, key, value, headers, _ in item.rows:
+        slot = (tid, partition)
+        offset = next_offsets.get(slot)
+        if offset is None:
+            offset = next_offset(conn, tid, partition)
+        if offset > MAX_OFFSET:
+            raise EventLogError(f"partition {partition} is full")
+        next_offsets[slot] = offset + 1
+        offsets.append(offset)
+        rows.append((record_id(tid, partition, offset), ts, key, value, headers))
+    return offsets
 
 
 def now_ms() -> int:
@@ -449,19 +496,35 @@ class EmbeddedEventLog(EventLog):
         check_records(topic, records, info.partitions)
         if not records:
             return []
-        partitions = info.partitions
-        rows = [
-            (
-                partition_for(r.key, partitions) if r.partition is None else r.partition,
-                r.key,
-                r.value,
-                encode_headers(r.headers),
-                r.headers,
-            )
-            for r in records
-        ]
+        rows = _rows(info, records)
         future: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
         self._submit(_Append(info.id, topic, rows, future))
+        offsets = await future
+        return [Position(topic, row[0], off) for row, off in zip(rows, offsets, strict=True)]
+
+    async def append_chained(
+        self,
+        topic: str,
+        records: Sequence[OutgoingRecord],
+        expect: int,
+        then: Sequence[tuple[str, Sequence[OutgoingRecord]]],
+    ) -> list[Position]:
+        """All in one transaction, and nothing of it unless ``records`` land at ``expect``."""
+        info = await self.topic(topic)
+        check_records(topic, records, info.partitions)
+        if not records:
+            return []
+        rows = _rows(info, records)
+        if len({row[0] for row in rows}) != 1:
+            raise InvalidRequestError(f"{topic}: a chained append goes to one partition")
+        future: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
+        chained = []
+        for other, more in then:
+            other_info = await self.topic(other)
+            check_records(other, more, other_info.partitions)
+            if more:
+                chained.append(_Append(other_info.id, other, _rows(other_info, more), future))
+        self._submit(_Append(info.id, topic, rows, future, expect, tuple(chained)))
         offsets = await future
         return [Position(topic, row[0], off) for row, off in zip(rows, offsets, strict=True)]
 
@@ -504,6 +567,10 @@ class EmbeddedEventLog(EventLog):
                         if ok and isinstance(item, _Append):
                             self._note_appended(item, value, written_ms)
                             appended.add(item.topic_id)
+                            for chained in item.chained:
+                                assert chained.written is not None
+                                self._note_appended(chained, chained.written, written_ms)
+                                appended.add(chained.topic_id)
                         if item.future.done():  # the caller was cancelled
                             continue
                         if ok:
@@ -668,19 +735,21 @@ class EmbeddedEventLog(EventLog):
             next_offsets = self._next_offsets
             for item in batch:
                 if isinstance(item, _Append):
-                    tid = item.topic_id
-                    offsets = []
-                    for partition, key, value, headers, _ in item.rows:
-                        slot = (tid, partition)
-                        offset = next_offsets.get(slot)
-                        if offset is None:
-                            offset = next_offset(conn, tid, partition)
-                        if offset > MAX_OFFSET:
-                            raise EventLogError(f"partition {partition} is full")
-                        next_offsets[slot] = offset + 1
-                        offsets.append(offset)
-                        rows.append((record_id(tid, partition, offset), ts, key, value, headers))
-                    results.append((True, offsets))
+                    if item.expect is not None:
+                        slot = (item.topic_id, item.rows[0][0])
+                        end = next_offsets.get(slot)
+                        if end is None:
+                            end = next_offsets[slot] = next_offset(conn, *slot)
+                        if end != item.expect:
+                            conflict = AppendConflictError(
+                                f"{item.topic}: partition {slot[1]} ends at {end}, "
+                                f"not {item.expect}"
+                            )
+                            results.append((False, conflict))
+                            continue
+                    results.append((True, _place(conn, next_offsets, item, ts, rows)))
+                    for chained in item.chained:
+                        chained.written = _place(conn, next_offsets, chained, ts, rows)
                 else:
                     if rows:
                         rows.sort(key=_first)
