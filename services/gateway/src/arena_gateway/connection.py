@@ -95,6 +95,13 @@ class Connection:
         self._writer: asyncio.Task[None] | None = None
         send: Send | None = websocket.scope.get(DIRECT_SEND)
         self._send: Send = send or websocket.send
+        #: The server's "may write" flag when its send waits on nothing else (uvicorn's
+        #: protocols): while it is set, a push to an idle writer is written at once, on the
+        #: caller's turn of the loop (the fan-out's), not on the writer task's next one.
+        writable = getattr(getattr(send, "__self__", None), "writable", None)
+        self._writable: asyncio.Event | None = (
+            writable if isinstance(writable, asyncio.Event) else None
+        )
 
     def start_writer(self) -> None:
         self._writer = asyncio.create_task(self._write_loop())
@@ -105,8 +112,30 @@ class Connection:
         if len(self._outbox) >= OUTBOX_LIMIT:
             self.hang_up(TRY_AGAIN_LATER)  # too slow to keep up
             return
+        if not self._outbox and self._wake is not None and self._write_now(message):
+            return
         self._outbox.append(message)
         self._wake_writer()
+
+    def _write_now(self, message: dict[str, Any] | str) -> bool:
+        """Write ``message`` now if the server's send will not wait; False: queue it."""
+        writable = self._writable
+        if writable is None or not writable.is_set():
+            return False
+        text = message if isinstance(message, str) else COMPACT.encode(message)
+        step = self._send({"type": "websocket.send", "text": text})
+        try:
+            step.send(None)  # type: ignore[attr-defined]
+        except StopIteration:
+            return True
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            self.hang_up(self.close_code)  # gone: the writer closes, as after a failed write
+            return True
+        # It waited after all (a server whose send does more than its flag says): give it up
+        # before it wrote anything, and leave this socket's writes to its writer.
+        step.close()  # type: ignore[attr-defined]
+        self._writable = None
+        return False
 
     def _wake_writer(self) -> None:
         wake = self._wake
