@@ -178,14 +178,20 @@ def context_of(traceparent: str, tracestate: str = "") -> otel_context.Context:
     return context
 
 
-def context_from_headers(headers: Iterable[tuple[str, bytes]]) -> otel_context.Context:
-    """The remote parent carried in record headers (W3C ``traceparent``/``tracestate``)."""
+def _trace_headers(headers: Iterable[tuple[str, bytes]]) -> tuple[bytes, bytes]:
+    """The record headers' W3C ``traceparent`` and ``tracestate`` (empty when absent)."""
     traceparent = tracestate = b""
     for name, value in headers:
         if name == TRACEPARENT:
             traceparent = value
         elif name == TRACESTATE:
             tracestate = value
+    return traceparent, tracestate
+
+
+def context_from_headers(headers: Iterable[tuple[str, bytes]]) -> otel_context.Context:
+    """The remote parent carried in record headers (W3C ``traceparent``/``tracestate``)."""
+    traceparent, tracestate = _trace_headers(headers)
     return context_of(traceparent.decode("ascii", "replace"), tracestate.decode("ascii", "replace"))
 
 
@@ -197,17 +203,12 @@ _HEADER_PARENTS: dict[tuple[bytes, bytes], otel_context.Context | None] = {}
 def parent_from_headers(headers: Iterable[tuple[str, bytes]]) -> otel_context.Context | None:
     """:func:`context_from_headers` if its span is valid (the headers name a writer's span),
     else None."""
-    traceparent = tracestate = b""
-    for name, value in headers:
-        if name == TRACEPARENT:
-            traceparent = value
-        elif name == TRACESTATE:
-            tracestate = value
-    key = (traceparent, tracestate)
+    key = _trace_headers(headers)
     try:
         return _HEADER_PARENTS[key]
     except KeyError:
         pass
+    traceparent, tracestate = key
     context: otel_context.Context | None = context_of(
         traceparent.decode("ascii", "replace"), tracestate.decode("ascii", "replace")
     )
