@@ -28,7 +28,6 @@ from arena_games.matrix_games.replay import replay_bytes
 from arena_games.maze import lobby as maze_lobby
 from arena_games.proto_gen.arena.games.matrix_games.v1 import matrix_games_pb2 as mx
 from arena_games.registry import READING
-from arena_gateway.read_api import create_read_router
 from arena_rating import ladder, projections
 from arena_rating.projections import rating_projections
 from arena_rating.results import ResultReader
@@ -43,12 +42,11 @@ from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
 from arena_runtime.schemas.rating import ladder_stream
 from arena_runtime.sql import ProjectionRunner, create_engine, session_factory, upgrade_head
 from arena_runtime.streams import Rejection
-from fastapi import FastAPI
 from google.protobuf.message import Message
 
 from tests.games.matrix import Match, seats
 from tests.services.rating import matches
-from tests.services.rating.test_read_api import TOKEN, principal
+from tests.services.rating.test_read_api import read_client
 
 QUICK = {"player_connect_timeout_seconds": 0, "min_beat_seconds": 0}
 
@@ -78,14 +76,7 @@ async def read_api(
     sessions = session_factory(engine)
     for projection in rating_projections(settings):
         await ProjectionRunner(projection, log, sessions).catch_up()
-    app = FastAPI()
-    app.state.read_sessions = sessions
-    app.include_router(create_read_router(principal))
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app),
-        base_url="http://arena",
-        headers={"Authorization": f"Bearer {TOKEN}"},
-    ) as http:
+    async with read_client(sessions) as http:
         yield http
     await engine.dispose()
 

@@ -8,9 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from arena_gateway.read_api import create_read_router
 from arena_rating.projections import rating_projections
 from arena_rating.service import ladder_runner
 from arena_runtime import topics
@@ -20,11 +18,10 @@ from arena_runtime.host import open_runtime
 from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
 from arena_runtime.sql import session_factory
 from arena_runtime.sql.rebuild import runners
-from fastapi import FastAPI
 
 from tests.harness.tables import snapshot
 from tests.services.rating.backends import distributed_settings, rebuilt_equals_live
-from tests.services.rating.test_read_api import TOKEN, principal
+from tests.services.rating.test_read_api import TOKEN, read_client
 
 MOVES: list[Any] = [
     pb.CreditCredits(movement_id="season-prize:2026-11:p_ann", amount=150, reason="season_prize"),
@@ -52,14 +49,7 @@ async def check_credits(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> 
         projections = rating_projections(settings)
         for projection_runner in runners(settings, log, sessions, projections):
             await projection_runner.catch_up()
-        app = FastAPI()
-        app.state.read_sessions = sessions
-        app.include_router(create_read_router(principal))
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://arena",
-            headers={"Authorization": "Bearer as-p_ann"},
-        ) as http:
+        async with read_client(sessions, "as-p_ann") as http:
             # Only the account's owner reads its credits: anyone else is refused, typed.
             for path in ("/v1/players/p_ann/credits", "/v1/players/p_ann/credits/ledger"):
                 other = await http.get(path, headers={"Authorization": f"Bearer {TOKEN}"})
@@ -89,7 +79,7 @@ async def check_credits(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> 
             bad = await http.get("/v1/players/p_ann/credits/ledger", params={"cursor": "AAAA"})
             assert bad.status_code == 400 and bad.json()["detail"]["code"] == "invalid_cursor"
             assert (await http.get("/v1/players/bad%20id/credits")).status_code == 422
-            spec = app.openapi()
+            spec = (await http.get("/openapi.json")).json()
             ledger = spec["paths"]["/v1/players/{player_id}/credits/ledger"]["get"]
             assert "403" in ledger["responses"]
         live_tables = await snapshot(sessions, projections)

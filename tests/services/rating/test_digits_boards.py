@@ -7,9 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx
 from arena_games.proto_gen.arena.games.digits.v1 import digits_pb2 as pb
-from arena_gateway.read_api import create_read_router
 from arena_rating.projections import rating_projections
 from arena_runtime import topics
 from arena_runtime.config import Settings
@@ -17,10 +15,9 @@ from arena_runtime.host import open_runtime
 from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.sql import session_factory
 from arena_runtime.sql.rebuild import runners
-from fastapi import FastAPI
 
 from tests.services.rating import digits_games as dg
-from tests.services.rating.test_read_api import TOKEN, principal
+from tests.services.rating.test_read_api import read_client
 
 #: 2026-12-01 10:00 Paris.
 T0 = 1_796_115_600_000
@@ -58,14 +55,7 @@ async def test_the_daily_leaderboard_and_its_podium(tmp_path: Path) -> None:
         sessions = session_factory(runtime.db)
         for runner in runners(settings, runtime.log, sessions, rating_projections(settings)):
             await runner.catch_up()
-        app = FastAPI()
-        app.state.read_sessions = sessions
-        app.include_router(create_read_router(principal))
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://arena",
-            headers={"Authorization": f"Bearer {TOKEN}"},
-        ) as http:
+        async with read_client(sessions) as http:
             answer = await http.get("/v1/leaderboards/digits/daily/2026-12-01")
             assert answer.status_code == 200, answer.text
             board = answer.json()
@@ -81,7 +71,7 @@ async def test_the_daily_leaderboard_and_its_podium(tmp_path: Path) -> None:
             assert (await http.get("/v1/leaderboards/digits/daily/2026-02-30")).status_code == 404
             assert (await http.get("/v1/leaderboards/digits/daily/2026-13-01")).status_code == 422
             assert (await http.get("/v1/rooms/K7QX2/standings/digits")).status_code == 404
-            paths = app.openapi()["paths"]
+            paths = (await http.get("/openapi.json")).json()["paths"]
             daily_schema = paths["/v1/leaderboards/{game}/daily/{day}"]["get"]["responses"]["200"]
             assert "DailyBoard" in str(daily_schema)
 
@@ -120,14 +110,7 @@ async def test_a_rooms_standings(tmp_path: Path) -> None:
         sessions = session_factory(runtime.db)
         for runner in runners(settings, runtime.log, sessions, rating_projections(settings)):
             await runner.catch_up()
-        app = FastAPI()
-        app.state.read_sessions = sessions
-        app.include_router(create_read_router(principal))
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://arena",
-            headers={"Authorization": f"Bearer {TOKEN}"},
-        ) as http:
+        async with read_client(sessions) as http:
             answer = await http.get("/v1/rooms/K7QX2/standings/digits")
             assert answer.status_code == 200, answer.text
             rows = [

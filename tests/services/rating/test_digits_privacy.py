@@ -9,11 +9,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 import pytest
 from arena_games.proto_gen.arena.games.digits.v1 import digits_pb2 as pb
 from arena_games.registry import READING
-from arena_gateway.read_api import create_read_router
 from arena_rating.projections import rating_projections
 from arena_runtime import topics
 from arena_runtime.config import Settings
@@ -22,11 +20,10 @@ from arena_runtime.host import open_runtime
 from arena_runtime.schemas.lobby import duel_game
 from arena_runtime.sql import session_factory
 from arena_runtime.sql.rebuild import runners
-from fastapi import FastAPI
 
 from tests.services.rating import digits_games as dg
 from tests.services.rating.backends import distributed_settings
-from tests.services.rating.test_read_api import principal
+from tests.services.rating.test_read_api import read_client
 
 T0 = 1_796_115_600_000
 MINUTE = 60_000
@@ -79,12 +76,7 @@ async def check_privacy(settings: Settings) -> None:
         sessions = session_factory(runtime.db)
         for runner in runners(settings, runtime.log, sessions, rating_projections(settings)):
             await runner.catch_up()
-        app = FastAPI()
-        app.state.read_sessions = sessions
-        app.include_router(create_read_router(principal))
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://arena"
-        ) as http:
+        async with read_client(sessions, None) as http:
 
             async def read(who: str, match_id: str, duel: str | None = None) -> int:
                 params = {"duel": duel} if duel else {}
@@ -122,7 +114,9 @@ async def check_privacy(settings: Settings) -> None:
                 f"/v1/matches/{ann1}/replay", headers={"Authorization": "Bearer as-p_ann"}
             )
             assert own.status_code == 404 and own.json()["detail"]["code"] == "no_replay"
-            spec = app.openapi()["paths"]["/v1/matches/{match_id}/events"]["get"]
+            spec = (await http.get("/openapi.json")).json()["paths"][
+                "/v1/matches/{match_id}/events"
+            ]["get"]
             assert "403" in spec["responses"]
             assert "duel" in [p["name"] for p in spec["parameters"]]
 

@@ -13,7 +13,6 @@ from typing import Any
 
 import httpx
 import pytest
-from arena_gateway.read_api import create_read_router
 from arena_rating import ladder
 from arena_rating.credits import PrizePayer
 from arena_rating.projections import rating_projections
@@ -27,12 +26,11 @@ from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
 from arena_runtime.schemas.rating import ladder_stream
 from arena_runtime.sql import session_factory
 from arena_runtime.sql.rebuild import runners
-from fastapi import FastAPI
 
 from tests.harness.tables import snapshot
 from tests.services.rating import digits_games as dg
 from tests.services.rating.backends import distributed_settings, rebuilt_equals_live
-from tests.services.rating.test_read_api import TOKEN, principal
+from tests.services.rating.test_read_api import read_client
 from tests.services.rating.test_replay import run_service
 
 #: 2026-12-01 10:00 Paris.
@@ -86,14 +84,7 @@ async def check_seasons(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> 
         for runner in live:
             await runner.catch_up()
 
-        app = FastAPI()
-        app.state.read_sessions = sessions
-        app.include_router(create_read_router(principal))
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://arena",
-            headers={"Authorization": f"Bearer {TOKEN}"},
-        ) as http:
+        async with read_client(sessions) as http:
             first = await board(http)
             state = (await ladder_runner(log).load(LADDER)).state
             assert [e["player_id"] for e in first["entries"]] == sorted(

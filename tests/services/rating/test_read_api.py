@@ -3,6 +3,7 @@ order, a match's event log and replay, and the refusals (no token, bad input, un
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -28,6 +29,7 @@ from arena_runtime.sql import create_engine, session_factory, upgrade_head
 from arena_runtime.sql.rebuild import runners
 from fastapi import Depends, FastAPI, HTTPException
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from tests.services.rating import matches
 
@@ -46,6 +48,22 @@ async def principal(
     if credentials is None or credentials.credentials != TOKEN:
         raise HTTPException(401, "a valid bearer token is required")
     return "p_reader"
+
+
+@contextlib.asynccontextmanager
+async def read_client(
+    sessions: async_sessionmaker[AsyncSession], token: str | None = TOKEN
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The read API over the read models of ``sessions``, as a client sending ``token`` as its
+    bearer (None: no token)."""
+    app = FastAPI()
+    app.state.read_sessions = sessions
+    app.include_router(create_read_router(principal))
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://arena", headers=headers
+    ) as http:
+        yield http
 
 
 def ranked(match_id: str, winner: str, loser: str, ended_at_ms: int) -> pb.RateMatch:
@@ -101,15 +119,7 @@ async def client(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, list]
             assert answer.accepted
         for projection_runner in runners(settings, log, sessions, rating_projections(settings)):
             await projection_runner.catch_up()
-        app = FastAPI()
-        app.state.read_sessions = sessions
-        app.include_router(create_read_router(principal))
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(
-            transport=transport,
-            base_url="http://arena",
-            headers={"Authorization": f"Bearer {TOKEN}"},
-        ) as http:
+        async with read_client(sessions) as http:
             yield http, stream
     await engine.dispose()
 
