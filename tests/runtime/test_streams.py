@@ -672,7 +672,12 @@ async def test_what_a_batch_is_shown_as_goes_with_its_events_unless_they_lose_a_
         text = ",".join(a.command_id for a in answers).encode()
         return [(shown, [OutgoingRecord(value=text, key=b"t-1")])]
 
-    owner = runner(log, unique_topic)
+    told: list[tuple[str, int]] = []
+
+    def noted(events: Sequence[Event], positions: Sequence[Position]) -> None:
+        told.extend((e.causation_id, p.offset) for e, p in zip(events, positions, strict=True))
+
+    owner = runner(log, unique_topic, on_written=noted)
     await owner.handle(command("t-1", "setup", 1))
     batch = [command("t-1", "a", 2), command("t-1", "b", 30)]
     answers, written = await owner.handle_batch_with(batch, companions)
@@ -685,3 +690,10 @@ async def test_what_a_batch_is_shown_as_goes_with_its_events_unless_they_lose_a_
     assert not written and [r.value for r in await all_records(log, shown)] == [b"a,b"]
     assert answers[0].accepted and [e.sequence for e in answers[0].events] == [5]
     assert (await runner(log, unique_topic).load("t-1")).state == Tally(10, (1, 2, 6, 1))
+    # Every record the owner wrote was noted, those of the lost race too where a log without
+    # transactions wrote them.
+    in_log = [
+        (CODEC.decode_event(r.value).causation_id, r.offset)
+        for r in await all_records(log, unique_topic)
+    ]
+    assert sorted(told) == sorted(c for c in in_log if c[0] != "elsewhere")

@@ -839,15 +839,25 @@ class StreamRunner(Generic[S]):
                 records.append(OutgoingRecord(record.value, record.key, record.headers, partition))
             if then:
                 expected = self._next_offset.get(partition, 0)
-                positions = await self.log.append_chained(self.topic, records, expected, then)
+                try:
+                    positions = await self.log.append_chained(self.topic, records, expected, then)
+                except AppendConflictError as conflict:
+                    # A log without transactions wrote them all the same, elsewhere: noted as
+                    # any append is (``on_written``), before the race is handled.
+                    if conflict.positions:
+                        self._written(events, conflict.positions)
+                    raise
             else:
                 positions = await self.log.append(self.topic, records)
+        self._written(events, positions)
+        return events, positions
+
+    def _written(self, events: list[Event], positions: list[Position]) -> None:
         for event, position in zip(events, positions, strict=True):
             self._first_offset.setdefault(event.stream, position.offset)
-        metrics.series(metrics.RECORDS_APPENDED, self.topic).inc(len(records))
+        metrics.series(metrics.RECORDS_APPENDED, self.topic).inc(len(events))
         if self.on_written is not None:
             self.on_written(events, positions)
-        return events, positions
 
     async def _catch_up(self, partition: int, until: int | None = None) -> None:
         to_end = until is None
