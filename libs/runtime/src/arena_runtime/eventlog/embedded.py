@@ -492,15 +492,7 @@ class EmbeddedEventLog(EventLog):
     # -- appends -----------------------------------------------------------------------------
 
     async def append(self, topic: str, records: Sequence[OutgoingRecord]) -> list[Position]:
-        info = await self.topic(topic)
-        check_records(topic, records, info.partitions)
-        if not records:
-            return []
-        rows = _rows(info, records)
-        future: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
-        self._submit(_Append(info.id, topic, rows, future))
-        offsets = await future
-        return [Position(topic, row[0], off) for row, off in zip(rows, offsets, strict=True)]
+        return await self._append(topic, records)
 
     async def append_chained(
         self,
@@ -510,12 +502,21 @@ class EmbeddedEventLog(EventLog):
         then: Sequence[tuple[str, Sequence[OutgoingRecord]]],
     ) -> list[Position]:
         """All in one transaction, and nothing of it unless ``records`` land at ``expect``."""
+        return await self._append(topic, records, expect, then)
+
+    async def _append(
+        self,
+        topic: str,
+        records: Sequence[OutgoingRecord],
+        expect: int | None = None,
+        then: Sequence[tuple[str, Sequence[OutgoingRecord]]] = (),
+    ) -> list[Position]:
         info = await self.topic(topic)
         check_records(topic, records, info.partitions)
         if not records:
             return []
         rows = _rows(info, records)
-        if len({row[0] for row in rows}) != 1:
+        if expect is not None and len({row[0] for row in rows}) != 1:
             raise InvalidRequestError(f"{topic}: a chained append goes to one partition")
         future: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
         chained = []
