@@ -110,6 +110,13 @@ class Settings(BaseSettings):
         le=1_000_000,
         description="Embedded log: own latest appends kept per partition to answer reads.",
     )
+    eventlog_peer_wakeups: bool = Field(
+        True,
+        description=(
+            "Embedded log: hear at once of other processes' appends to the file (else every "
+            "100 ms)."
+        ),
+    )
     http_host: str = Field("127.0.0.1", description="Address the HTTP server binds.")
     http_port: int = Field(8000, ge=0, le=65535, description="Port of the HTTP server.")
     http_header_timeout_seconds: float = Field(
@@ -145,6 +152,14 @@ class Settings(BaseSettings):
         "process",
         pattern=r"^(process|inline)$",
         description="Where `arena serve` runs the projections: a child process, or inline.",
+    )
+    serve_services: str = Field(
+        "",
+        pattern=r"^((match|matchmaking|rating)(,(match|matchmaking|rating))*)?$",
+        description=(
+            "Where `arena serve` runs match, matchmaking and rating: inline, beside the "
+            "gateway, or each in a child process of its own."
+        ),
     )
     parent_pid: int | None = Field(
         None, ge=1, description="Set by `arena serve` for its child: stop when it is gone."

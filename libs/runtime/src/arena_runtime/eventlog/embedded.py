@@ -65,6 +65,7 @@ from arena_runtime.eventlog.base import (
 )
 from arena_runtime.eventlog.one_thread import OneThread
 from arena_runtime.eventlog.partitioner import partition_for
+from arena_runtime.eventlog.peers import Peers
 from arena_runtime.eventlog.validation import check_position, check_records, check_spec
 from arena_runtime.sqlite_files import BUSY_TIMEOUT_MS, switch_to_wal
 
@@ -340,9 +341,13 @@ class EmbeddedEventLog(EventLog):
         session_timeout_ms: int = GROUP_SESSION_TIMEOUT_MS,
         heartbeat_interval_ms: int = GROUP_HEARTBEAT_MS,
         tail_records: int = DEFAULT_TAIL_RECORDS,
+        peer_wakeups: bool = True,
     ) -> None:
         """``tail_records``: how many of its own latest appends per partition the log keeps in
-        memory to answer reads without the reader thread (0: none; see the module docstring)."""
+        memory to answer reads without the reader thread (0: none; see the module docstring).
+        Every log tells the other processes on the file that listen of each commit
+        (arena_runtime.eventlog.peers); ``peer_wakeups``: listen, so that this log's consumers
+        hear of theirs at once, not at their periodic read (every 100 ms)."""
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous must be NORMAL or FULL")
         if tail_records < 0:
@@ -386,6 +391,8 @@ class EmbeddedEventLog(EventLog):
         self._closing = False
         self._last_sweep = time.monotonic()
         self._sweeping: asyncio.Future[int] | None = None
+        self._peer_wakeups = peer_wakeups
+        self._peers: Peers | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -403,6 +410,10 @@ class EmbeddedEventLog(EventLog):
             self._checkpoint_conn = await self._checkpoint_pool.run(
                 _connect, self.path, self._synchronous
             )
+            self._peers = Peers(listen=self._peer_wakeups)
+            await self._writer_pool.run(self._peers.register, self._writer_conn)
+            if self._peer_wakeups:
+                asyncio.get_running_loop().add_reader(self._peers.sock, self._peer_appended)
         except BaseException:
             # Not a file SQLite can open (or cancelled): leave no thread or connection behind.
             await self._release()
@@ -431,6 +442,14 @@ class EmbeddedEventLog(EventLog):
             (self._reader_pool, self._reader_conn),
             (self._checkpoint_pool, self._checkpoint_conn),
         )
+        peers, self._peers = self._peers, None
+        if peers is not None:
+            if peers.listen:
+                asyncio.get_running_loop().remove_reader(peers.sock)
+            if self._writer_pool is not None and self._writer_conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    await self._writer_pool.run(peers.unregister, self._writer_conn)
+            peers.close()
         self._writer_conn = self._reader_conn = self._checkpoint_conn = None
         # Closed, reads fail as before; reopened, other processes may have appended meanwhile.
         self._tails.clear()
@@ -652,10 +671,11 @@ class EmbeddedEventLog(EventLog):
                 del self._appends_to[topic_id]
 
     def local_end(self, topic_id: int, partition: int) -> int:
-        """Where this process's own appends to a partition end (0 if it made none).
+        """Where the appends this log knows of end in a partition: its own, and those other
+        processes announced (0 if none).
 
-        Lets an in-process consumer woken by a write skip the read when none of its partitions
-        moved; appends by other processes are seen by its periodic read instead.
+        Lets a consumer woken by a write skip the read when none of its partitions moved; an
+        append by another process that was not announced is seen by its periodic read.
         """
         return self._local_ends.get((topic_id, partition), 0)
 
@@ -769,13 +789,39 @@ class EmbeddedEventLog(EventLog):
                 # In id order, each insert lands next to the one before: far fewer page seeks.
                 rows.sort(key=_first)
                 conn.executemany(_INSERT, rows)
+            peers = self._peers
+            if peers is not None:
+                peers.refresh(conn, time.monotonic())
             conn.execute("COMMIT")
         except BaseException:
             self._next_offsets.clear()
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+        if peers is not None and peers.others:
+            peers.send(_last_ids(batch, results))
         return results, ts
+
+    def _peer_appended(self) -> None:
+        """Another process committed: note where its partitions now end and wake the consumers
+        of those topics here, as for an append of this process (they read those from the file)."""
+        peers = self._peers
+        if peers is None:
+            return
+        ends = self._local_ends
+        appends_to = self._appends_to
+        topics = set()
+        for last in peers.drain():
+            tid = last >> 47
+            slot = (tid, (last >> _OFFSET_BITS) & (MAX_PARTITIONS - 1))
+            end = (last & MAX_OFFSET) + 1
+            if ends.get(slot, 0) < end:
+                ends[slot] = end
+                topics.add(tid)
+                for appended in appends_to.get(tid, ()):
+                    appended.add(slot)
+        if topics:
+            self._notify(topics)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -905,6 +951,18 @@ class EmbeddedEventLog(EventLog):
 def _wake(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+def _last_ids(batch: list[_Append | _Operation], results: list[tuple[bool, Any]]) -> list[int]:
+    """The id of the last record a committed batch wrote to each partition."""
+    last: dict[tuple[int, int], int] = {}
+    for item, (ok, value) in zip(batch, results, strict=True):
+        if ok and isinstance(item, _Append):
+            for written, offsets in ((item, value), *((c, c.written) for c in item.chained)):
+                tid = written.topic_id
+                for row, offset in zip(written.rows, offsets, strict=True):
+                    last[(tid, row[0])] = record_id(tid, row[0], offset)
+    return list(last.values())
 
 
 def _sweep(conn: sqlite3.Connection, topics: list[tuple[int, int, int, int]], now: int) -> int:

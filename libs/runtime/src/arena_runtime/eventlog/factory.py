@@ -32,4 +32,5 @@ def open_event_log(settings: Settings) -> EventLog:
         session_timeout_ms=settings.consumer_session_timeout_ms,
         heartbeat_interval_ms=settings.consumer_heartbeat_ms,
         tail_records=settings.eventlog_tail_records,
+        peer_wakeups=settings.eventlog_peer_wakeups,
     )

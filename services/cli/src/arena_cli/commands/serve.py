@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -46,12 +47,34 @@ async def projections_beside(runtime: Runtime) -> Service:
 
     if runtime.settings.serve_projections == "inline":
         return await build_service(runtime)
-    return Service(NAME, [Companion("projections")])
+    # Off the path of a move: they read the services' appends every 100 ms, in batches, rather
+    # than a few records after every commit (arena_runtime.eventlog.peers).
+    env = {**os.environ, "ARENA_EVENTLOG_PEER_WAKEUPS": "false"}
+    return Service(NAME, [Companion("projections", env)])
+
+
+def apart(name: str) -> ServiceBuilder:
+    """Service ``name`` in a child `arena <name>` process (ARENA_SERVE_SERVICES), or inline."""
+
+    async def build(runtime: Runtime) -> Service:
+        from arena_runtime.host import Service
+        from arena_runtime.host.companion import Companion
+
+        if name not in runtime.settings.serve_services.split(","):
+            return await builder(name)(runtime)
+        return Service(name, [Companion(name)])
+
+    return build
 
 
 def serve_builders() -> list[ServiceBuilder]:
-    """What `arena serve` runs: every service, the projections beside them."""
-    return [builder(name) for name in SERVICES if name != "projections"] + [projections_beside]
+    """What `arena serve` runs: the gateway, each other service inline or in a child process
+    of its own, the projections beside them."""
+    return (
+        [builder("gateway")]
+        + [apart(n) for n in ("match", "matchmaking", "rating")]
+        + [projections_beside]
+    )
 
 
 def _run(builders: Callable[[], list[ServiceBuilder]], process_name: str) -> int:
