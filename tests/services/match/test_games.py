@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,9 +101,16 @@ class Table:
         self.seen = len(events)
         return events
 
-    async def play(self, start: match_pb2.StartMatch) -> list[Event]:
+    async def play(
+        self,
+        start: match_pb2.StartMatch,
+        opened_then: Callable[[], Awaitable[object]] | None = None,
+    ) -> list[Event]:
+        """Play the match to its end; ``opened_then``: awaited once it is opened."""
         opened = await self.client.command(self.match_id, start)
         assert opened.code is None, opened.code
+        if opened_then is not None:
+            await opened_then()
         await self.read()
         table = self.state.table(self.seen)
         for viewer in self.bots:

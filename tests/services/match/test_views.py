@@ -104,9 +104,28 @@ def check_hidden(module: GameModule[Any], state: MatchState, viewer: Viewer, tex
     return len(secrets)
 
 
-async def check_topic(log: EventLog, match_id: str, events: list[Event]) -> dict[str, int]:
-    """Every event batch on the topic is what the game's views make of the log; nothing hidden
-    from a viewer is in its pushes. Returns counts of what was checked."""
+async def watch(log: EventLog, match_id: str) -> int:
+    """A spectator asks for the match (as a gateway does for ``watch_match``): its pushes are
+    made from then on, for the lease. Returns the sequence the spectators' snapshot shows."""
+    request = vpb.ViewRequest(
+        match_id=match_id, request_id=f"watch-{match_id}", viewers=[vpb.Viewer(role="x")]
+    )
+    await MatchClient(log).send(match_id, request)
+    answered = await until(log, match_id, lambda b: b.request_id == request.request_id)
+    assert set(relayed(answered)) == {SPECTATOR}
+    return int(answered.sequence)
+
+
+async def watching(log: EventLog, match_id: str, into: list[int]) -> None:
+    into.append(await watch(log, match_id))
+
+
+async def check_topic(
+    log: EventLog, match_id: str, events: list[Event], watched_from: int
+) -> dict[str, int]:
+    """Every event batch on the topic is what the game's views make of the log, the spectators'
+    pushes in those after ``watched_from`` (the sequence a spectator started watching at); nothing
+    hidden from a viewer is in its pushes. Returns counts of what was checked."""
     states: dict[int, tuple[Event, MatchState]] = {}
     state = MatchState()
     for event in events:
@@ -135,7 +154,9 @@ async def check_topic(log: EventLog, match_id: str, events: list[Event]) -> dict
             event, after = states[sequence]
             if event.type == REJECTED_TYPE:
                 continue
-            viewers = [Viewer(s.number) for s in after.seats if s.human] + [SPECTATOR]
+            viewers = [Viewer(s.number) for s in after.seats if s.human]
+            if sequence > watched_from:
+                viewers.append(SPECTATOR)
             table = after.table(sequence)
             for viewer in viewers:
                 made = module.views.push(table, after.game, event.payload, viewer, batch.time_ms)
@@ -160,8 +181,9 @@ async def test_a_matrix_episode_shows_each_seat_its_own_and_the_spectators_their
         match_id="mxv", game="matrix-games", seats=seats, settings=pack(settings)
     )
     table = Table(service, MATRIX, "mxv")
-    events = await table.play(start)
-    counts = await check_topic(service.log, "mxv", await table.client.events("mxv"))
+    watched: list[int] = []
+    events = await table.play(start, lambda: watching(service.log, "mxv", watched))
+    counts = await check_topic(service.log, "mxv", await table.client.events("mxv"), watched[0])
     assert counts["pushes"] > 20 and counts["secrets"] > 0
     shown = [relayed(b) for b in await batches(service.log, "mxv")]
     # Each seat was shown its own observations; the spectators the global frames.
@@ -187,23 +209,27 @@ async def test_a_maze_match_keeps_each_player_in_their_fog(service: ServiceUnder
         match_id="mzv", game="maze", seats=[human(1), human(2)], settings=pack(settings)
     )
     table = Table(service, MAZE, "mzv")
-    await table.play(start)
-    counts = await check_topic(service.log, "mzv", await table.client.events("mzv"))
+    watched: list[int] = []
+    await table.play(start, lambda: watching(service.log, "mzv", watched))
+    counts = await check_topic(service.log, "mzv", await table.client.events("mzv"), watched[0])
     assert counts["pushes"] > 10 and counts["secrets"] > 0
 
 
 async def test_a_maths_warriors_match_shows_everyone_the_same(service: ServiceUnderTest) -> None:
     client = MatchClient(service.log)
     assert (await client.command("mwv", create("mwv"))).code is None
+    watched = await watch(service.log, "mwv")
     for seed in range(6):
         state = await client.state("mwv")
         await client.command("mwv", scripted_move(state, seed))
     await client.command("mwv", match_pb2.PlayerDisconnected(player_id=BOB))
     await client.command("mwv", match_pb2.Resign(player_id=ALICE))
     events = await client.events("mwv")
-    counts = await check_topic(service.log, "mwv", events)
+    counts = await check_topic(service.log, "mwv", events, watched)
     assert counts["pushes"] > 6 * 3
     for batch in await batches(service.log, "mwv"):
+        if batch.kind != vpb.VIEW_KIND_EVENTS:
+            continue  # the spectator's snapshot
         groups = [p for p in batch.pushes if len(p.viewers) == 3]
         # Both seats and the spectators share one push, but a player's own disconnect.
         assert groups or any(len(p.viewers) == 2 for p in batch.pushes), batch
@@ -295,7 +321,17 @@ async def test_live_matches_tick(service: ServiceUnderTest) -> None:
     await worker.tick()
     tick = await until(service.log, "tk", lambda b: b.kind == vpb.VIEW_KIND_TICK)
     (push,) = tick.pushes
-    assert json.loads(push.messages[0])["type"] == "time_sync" and len(push.viewers) == 3
+    # Opened after the partition was gained, and nobody asked to watch: the seats alone.
+    assert json.loads(push.messages[0])["type"] == "time_sync" and len(push.viewers) == 2
+    await watch(service.log, "tk")
+    await worker.tick()
+    # Watched: the spectators too, in the same push.
+    tick = await until(
+        service.log,
+        "tk",
+        lambda b: b.kind == vpb.VIEW_KIND_TICK and len(b.pushes[0].viewers) == 3,
+    )
+    assert json.loads(tick.pushes[0].messages[0])["type"] == "time_sync"
 
 
 def test_every_game_is_viewed() -> None:
@@ -314,8 +350,9 @@ def test_a_push_its_game_wrote_as_text_is_sent_as_that_text() -> None:
 
 
 async def test_spectators_are_shown_a_match_only_while_someone_watches(tmp_path: Path) -> None:
-    """Spectators' pushes are made for a lease (ARENA_SPECTATOR_LEASE_SECONDS) after the
-    partition is gained and after a request naming them; a renewal after it lapsed redraws the
+    """Spectators' pushes are made for a lease (ARENA_SPECTATOR_LEASE_SECONDS) after a request
+    naming them, and after the partition of a live match is gained (a match opened since had no
+    other owner its spectators could have asked); a renewal after it lapsed redraws the
     spectators with a snapshot marked ``resumed``, one while it holds is not answered."""
     async with ServiceUnderTest(tmp_path, ARENA_SPECTATOR_LEASE_SECONDS="10") as service:
         client = MatchClient(service.log)
@@ -330,10 +367,14 @@ async def test_spectators_are_shown_a_match_only_while_someone_watches(tmp_path:
             )
             return relayed(found)
 
-        # Just after the partition was gained, anyone may be watching.
-        assert SPECTATOR in await move(1)
+        # Opened after the partition was gained: nobody can be watching it yet.
+        assert set(await move(1)) == {Viewer(1), Viewer(2)}
+        # Taken over (a restart): anyone may be watching, through the instance before.
+        await service.stop()
+        await service.start()
+        assert SPECTATOR in await move(2)
         service.advance(11)
-        assert set(await move(2)) == {Viewer(1), Viewer(2)}
+        assert set(await move(8)) == {Viewer(1), Viewer(2)}
         # A spectator asks for the snapshot: their pushes are made again, for the lease.
         await client.send(
             "lease",

@@ -68,11 +68,10 @@ class MatchWorker:
         #: watches (ViewRequest): a match nobody watches as a spectator costs no spectator views
         #: (the Maze's observer view, the whole map, was a fifth of a move's CPU).
         self._lease_ms = round(spectator_lease_seconds * 1000)
-        #: Stream -> until when (server ms) someone is known to watch it as a spectator.
+        #: Stream -> until when (server ms) someone is known to watch it as a spectator, or may:
+        #: every live match found when a partition is gained gets a lease, so that spectators of
+        #: a match taken over keep their pushes until their gateway renews with this instance.
         self._watched: dict[str, int] = {}
-        #: Until when every match is taken as watched: a lease after a partition was gained, so
-        #: that spectators of a match taken over keep their pushes until their gateway renews.
-        self._all_watched_until = 0
         #: Stream -> the answers of its latest commands as published (a retry gets the same).
         self._acks: dict[str, OrderedDict[str, vpb.CommandAnswer]] = {}
         #: Where the partitions' snapshots are kept (None: none taken, every gain replays).
@@ -388,9 +387,9 @@ class MatchWorker:
         )
 
     def _spectated(self, stream: str, now: int) -> bool:
-        """Whether someone is known to watch ``stream`` as a spectator (or may: a lease after
-        a partition was gained)."""
-        return now < self._all_watched_until or now < self._watched.get(stream, 0)
+        """Whether someone is known to watch ``stream`` as a spectator (or may: a match taken
+        over, for a lease after its partition was gained)."""
+        return now < self._watched.get(stream, 0)
 
     def _watch(self, stream: str, now: int) -> None:
         self._watched[stream] = now + self._lease_ms
@@ -492,15 +491,18 @@ class MatchWorker:
             await self._gain(partition)
 
     async def _gain(self, partition: int) -> None:
-        # Spectators of its matches may be watching through gateways that renew their lease
-        # with the instance before: theirs until they renew with this one.
-        self._all_watched_until = self._clock() + self._lease_ms
         views, resumed = await self.runner.gain_partition(partition, self.snapshots)
         self._owned.add(partition)
         self._streams[partition] = {view.stream for view in views}
+        now = self._clock()
         for view in views:
             self.runner.compact(view.stream)
             self._rearm(view.stream)
+            if not view.state.over:
+                # Its spectators may be watching through gateways that renew their lease with
+                # the instance before: theirs until they renew with this one. A match opened
+                # from now on has had no other owner to renew with.
+                self._watch(view.stream, now)
         recovered = [
             absent_command(view.stream, view.sequence, seat, player_id)
             for view in views
