@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -137,6 +138,8 @@ class Run:
     moves: list[tuple[str, int, float, MazeSocket, MazeSocket]] = field(default_factory=list)
     refused: int = 0
     games: int = 0
+    #: CPU seconds the bots (this process) used over the measured window.
+    bots_cpu: float = 0.0
 
 
 async def play(me: MazeSocket, other: MazeSocket, run: Run) -> None:
@@ -203,9 +206,15 @@ def latencies(run: Run) -> tuple[list[float], list[float], float]:
     return mover, both, shown / max(1, len(mover))
 
 
+def own_cpu() -> float:
+    """CPU seconds (user + system) of this process so far: the bots' and their sockets'."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 async def drive(base: str, pid: int, games: int, seconds: float) -> tuple[Run, float, float]:
     """``games`` pairs for ``seconds`` once all are made: the run, the accepted moves per second
-    and the server's CPU seconds over the same window."""
+    and the server's CPU seconds over the same window (the bots' in ``run.bots_cpu``)."""
     run = Run()
     opening = asyncio.Semaphore(20)
     async with httpx.AsyncClient(base_url=base, timeout=30) as http:
@@ -216,9 +225,10 @@ async def drive(base: str, pid: int, games: int, seconds: float) -> tuple[Run, f
                 pairs.result()  # a pair failed: raise it
         run.until = time.perf_counter() + 1.5 + seconds  # the last rooms' countdown, then play
         await asyncio.sleep(1.5)
-        start, cpu = time.perf_counter(), server_cpu(pid)
+        start, cpu, bots = time.perf_counter(), server_cpu(pid), own_cpu()
         await pairs
         cpu = server_cpu(pid) - cpu
+        run.bots_cpu = own_cpu() - bots
     # The figures are read while every game is playing: after the last rooms' countdown.
     run.moves = [m for m in run.moves if m[2] >= start]
     return run, len(run.moves) / (run.until - start), cpu
@@ -234,6 +244,20 @@ def report(label: str, run: Run, rate: float) -> float:
         f"p99 {p99:5.1f} ms (the other shown {shown:.0%} of moves)"
     )
     return p99
+
+
+def budget(games: int, run: Run, server_seconds: float) -> None:
+    """The server's and the bots' CPU per accepted move, and how many of the machine's cores
+    carrying every move offered at that cost would take: the bench's physical limit."""
+    moves = max(1, len(run.moves))
+    server, bots = server_seconds * 1000 / moves, run.bots_cpu * 1000 / moves
+    offered = games * 2 / COOLDOWN_S
+    print(
+        f"  {games} games: server CPU {server:.2f} ms per accepted move (`arena serve` and its "
+        f"children, over the same window), the bots' {bots:.2f} ms (this process); "
+        f"offered {offered:.0f} moves/s at the cooldown's pace, which at that cost would take "
+        f"{offered * (server + bots) / 1000:.1f} of the machine's {os.cpu_count()} cores"
+    )
 
 
 def server_cpu(pid: int) -> float:
@@ -266,14 +290,21 @@ def run(quick: bool = False) -> None:
             for count in (games // 10, games):
                 loaded, rate, cpu = uvloop.run(drive(serve.url, pid, count, seconds))
                 p99 = report(f"{count} games", loaded, rate)
-                print(
-                    f"  {count} games: server CPU {cpu * 1000 / max(1, len(loaded.moves)):.2f} ms "
-                    f"per accepted move (`arena serve` and its children, over the same window); "
-                    f"offered {count * 2 / COOLDOWN_S:.0f} moves/s at the cooldown's pace"
-                )
+                budget(count, loaded, cpu)
+        env = arena_env(workdir / "apart", free_port(), ARENA_SERVE_SERVICES="match", **BENCH_ENV)
+        with processes([("serve", env)], workdir) as (serve,):
+            loaded, rate, cpu = uvloop.run(drive(serve.url, serve.proc.pid, games, seconds))
+            apart_p99 = report(f"{games} games, match apart", loaded, rate)
+            budget(games, loaded, cpu)
         print(
             f"  {games} games: p99 {p99:.1f} ms = {p99 / alone_p99:.1f}x one game alone, "
             f"{p99 / raw_p99:.1f}x the raw round trip; "
             + target_line(p99, "<", P99_TARGET_MS, f"{P99_TARGET_MS:g} ms", "p99 to both views")
+        )
+        print(
+            f"  {games} games, match apart (ARENA_SERVE_SERVICES=match): p99 {apart_p99:.1f} ms; "
+            + target_line(
+                apart_p99, "<", P99_TARGET_MS, f"{P99_TARGET_MS:g} ms", "p99 to both views"
+            )
         )
         print(f"load average {os.getloadavg()[0]:.1f} (1 min)")
