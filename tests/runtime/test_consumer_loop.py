@@ -253,6 +253,36 @@ async def test_unexported_a_handler_runs_in_the_trace_that_wrote_its_record(
     assert telemetry.trace_id_hex() == ""
 
 
+async def test_unexported_a_handler_writes_its_records_trace_without_parsing_it(
+    log: EventLog, unique_topic: str, group: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the handler writes carries the record's traceparent as it came, and no
+    OpenTelemetry context is made of it on the way (see telemetry.carrying)."""
+    monkeypatch.setattr(telemetry, "_exporting", False)
+    traceparent = f"00-{uuid.uuid4().hex}-b7ad6b7169203331-01"
+    command = Command("c-1", "t-1", "tally.Add", {"amount": 1}, WHEN, traceparent=traceparent)
+    await log.append(unique_topic, [READER.command_record(command)])
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a context was made")
+
+    monkeypatch.setattr(telemetry._PROPAGATOR, "extract", refuse)
+    monkeypatch.setattr(telemetry._PROPAGATOR, "inject", refuse)
+    written: list[tuple[str, str]] = []
+
+    async def handle(command: Command, record: Record) -> None:
+        written.append(telemetry.current_trace())
+
+    consumer = log.consumer(group, [unique_topic])
+    await consumer.start()
+    try:
+        loop = ConsumerLoop(consumer, group=group, decode=READER.decode_command, handler=handle)
+        await run_until(loop, lambda: len(written) == 1)
+    finally:
+        await consumer.stop()
+    assert written == [(traceparent, "")]
+
+
 async def test_each_record_handled_counts_its_age_since_the_append(
     log: EventLog, unique_topic: str, group: str
 ) -> None:

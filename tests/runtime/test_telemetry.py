@@ -236,6 +236,93 @@ def test_without_an_exporter_spans_are_not_recorded_but_carry_the_trace(
     assert [s.name for s in spans.get_finished_spans()] == ["exported"]
 
 
+_TRACE = "0af7651916cd43dd8448eb211c80319c"
+
+
+@pytest.mark.parametrize(
+    ("traceparent", "tracestate"),
+    [
+        (f"00-{_TRACE}-b7ad6b7169203331-01", ""),
+        (f"00-{_TRACE}-b7ad6b7169203331-00", ""),
+        (f"00-{_TRACE}-b7ad6b7169203331-01", "vendor=1,other=x"),
+        (f"00-{_TRACE.upper()}-b7ad6b7169203331-01", ""),
+        (f" 00-{_TRACE}-b7ad6b7169203331-01 ", ""),
+        (f"00-{'0' * 32}-b7ad6b7169203331-01", ""),
+        (f"00-{_TRACE}-{'0' * 16}-01", ""),
+        (f"00-{_TRACE}-b7ad6b7169203331-01-extra", ""),
+        (f"01-{_TRACE}-b7ad6b7169203331-01-extra", ""),
+        (f"ff-{_TRACE}-b7ad6b7169203331-01", ""),
+        ("garbage", ""),
+        ("", ""),
+    ],
+)
+def test_a_carried_trace_is_what_writing_under_its_context_would_carry(
+    traceparent: str, tracestate: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """carried_of stands for context_of: the same strings written (current_trace), the same ids
+    logged, the same verdict on a header (parent_from_headers)."""
+    monkeypatch.setattr(telemetry, "_exporting", False)
+    with telemetry.within(telemetry.context_of(traceparent, tracestate)):
+        written, trace_id = telemetry.current_trace(), telemetry.trace_id_hex()
+    with telemetry.carrying(telemetry.carried_of(traceparent, tracestate)):
+        assert telemetry.current_trace() == written
+        assert telemetry.trace_id_hex() == trace_id
+    headers = [("traceparent", traceparent.encode()), ("tracestate", tracestate.encode())]
+    valid = telemetry.parent_from_headers(headers) is not None
+    assert telemetry.carried_of_headers(headers) == (written if valid else None)
+
+
+def test_a_canonical_trace_is_carried_without_parsing_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Our writers' traceparents are carried as they are: no OpenTelemetry context is made of
+    them (that was tens of microseconds a move in a busy process)."""
+    monkeypatch.setattr(telemetry, "_exporting", False)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(telemetry._PROPAGATOR, "extract", refuse)
+    monkeypatch.setattr(telemetry._PROPAGATOR, "inject", refuse)
+    traceparent = f"00-{uuid.uuid4().hex}-b7ad6b7169203331-01"
+    with telemetry.carrying(
+        telemetry.carried_of_headers([("traceparent", traceparent.encode())]) or ("", "")
+    ):
+        assert telemetry.current_trace() == (traceparent, "")
+
+
+def test_the_innermost_trace_is_current(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A context made current inside a carried trace hides it, and the carried trace is back
+    after; nothing stays current after the outer block."""
+    monkeypatch.setattr(telemetry, "_exporting", False)
+    carried = telemetry.carried_of(f"00-{_TRACE}-b7ad6b7169203331-01")
+    other = f"00-{'1' * 32}-b7ad6b7169203331-01"
+    with telemetry.carrying(carried):
+        with telemetry.within(telemetry.context_of(other)):
+            assert telemetry.current_trace() == (other, "")
+            assert telemetry.trace_id_hex() == "1" * 32
+        assert telemetry.current_trace() == carried
+    assert telemetry.current_trace() == ("", "")
+    assert telemetry.trace_id_hex() == ""
+
+
+def test_json_logs_carry_a_carried_trace_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(telemetry, "_exporting", False)
+    structlog.configure(
+        processors=telemetry.log_processors("json"),
+        logger_factory=structlog.ReturnLoggerFactory(),
+        cache_logger_on_first_use=False,
+    )
+    try:
+        logger = telemetry.get_logger("arena.test")
+        with telemetry.carrying(telemetry.carried_of(f"00-{_TRACE}-b7ad6b7169203331-01")):
+            line = json.loads(logger.info("move applied"))
+        with telemetry.carrying(telemetry.carried_of("garbage")):
+            untraced = json.loads(logger.info("move applied"))
+    finally:
+        structlog.reset_defaults()
+    assert (line["trace_id"], line["span_id"]) == (_TRACE, "b7ad6b7169203331")
+    assert "trace_id" not in untraced and "span_id" not in untraced
+
+
 @pytest.mark.parametrize("exporting", [False, True])
 def test_a_detail_span_is_made_only_while_spans_are_exported(
     exporting: bool, monkeypatch: pytest.MonkeyPatch

@@ -385,6 +385,16 @@ class ConsumerLoop(Generic[T]):
             )
         return parent
 
+    @staticmethod
+    def _carried(item: object, record: Record) -> tuple[str, str]:
+        """:meth:`_parent`'s trace as :func:`telemetry.carried_of` gives it."""
+        carried = telemetry.carried_of_headers(record.headers)
+        if carried is None:
+            carried = telemetry.carried_of(
+                getattr(item, "traceparent", ""), getattr(item, "tracestate", "")
+            )
+        return carried
+
     async def _process(self, record: Record) -> bool:
         """Decode and handle one record; False if it was skipped as malformed."""
         item = decode_or_skip(self.decode, record, self.group)
@@ -392,21 +402,21 @@ class ConsumerLoop(Generic[T]):
             return False
         series = self._series_of(record.topic)
         metrics.observe_ages(series.age, (record.timestamp_ms,))
-        parent = self._parent(item, record)
         started = time.perf_counter()
         assert self.handler is not None
         if telemetry.exporting():
             with telemetry.detail_span(
                 f"{record.topic} process",
-                context=parent,
+                context=self._parent(item, record),
                 kind=SpanKind.CONSUMER,
                 attributes=self._span_attributes(record),
             ):
                 await self.handler(item, record)
         else:
             # Unexported, the span would carry nothing its parent does not (the same trace, in
-            # what the handler writes and logs): the parent's context goes on instead.
-            with telemetry.within(parent):
+            # what the handler writes and logs): the parent's trace goes on instead, as the
+            # strings it came in (no context is made of them).
+            with telemetry.carrying(self._carried(item, record)):
                 await self.handler(item, record)
         series.handler_seconds.observe(time.perf_counter() - started)
         return True

@@ -384,6 +384,7 @@ class StreamRunner(Generic[S]):
         before: dict[str, tuple[S, int, str]] = {}
         #: Per stream, the batch its events in this append form, and its next index.
         chains: dict[str, tuple[str, int]] = {}
+        exporting = telemetry.exporting()
         tentative: list[tuple[int, Command]] = []
         written: list[Event] = []
         for index, command in numbered:
@@ -396,10 +397,18 @@ class StreamRunner(Generic[S]):
             # events lose a race, those decided on them are ignored with them (the reading rule)
             # instead of landing on a state they were not decided on.
             batch_id, first = chains.get(view.stream, ("", 0))
-            with telemetry.detail_span(
-                f"{command.type} handle",
-                context=telemetry.context_of(command.traceparent, command.tracestate),
-                attributes={"arena.stream": command.stream},
+            # Unexported, no span and no context: only what is logged in decide needs the
+            # command's trace (its events carry the command's strings as they are).
+            with (
+                telemetry.detail_span(
+                    f"{command.type} handle",
+                    context=telemetry.context_of(command.traceparent, command.tracestate),
+                    attributes={"arena.stream": command.stream},
+                )
+                if exporting
+                else telemetry.carrying(
+                    telemetry.carried_of(command.traceparent, command.tracestate)
+                )
             ):
                 # Made with their batch and their command's trace: no copy of each event after.
                 traced = self._events_for(view, command, batch_id, first, traced=True)

@@ -146,11 +146,18 @@ class FanoutReader:
 
     def _span(self, record: Record, event: Event | None) -> AbstractContextManager[object]:
         """The delivery of one record to the sockets, in the trace of the span that wrote it."""
+        if not telemetry.exporting():  # no span: its name and attributes would go unused
+            carried = telemetry.carried_of_headers(record.headers)
+            if carried is None:
+                carried = (
+                    ("", "")
+                    if event is None
+                    else telemetry.carried_of(event.traceparent, event.tracestate)
+                )
+            return telemetry.carrying(carried)
         parent = telemetry.context_from_headers(record.headers)
         if event is not None and not trace.get_current_span(parent).get_span_context().is_valid:
             parent = telemetry.context_of(event.traceparent, event.tracestate)
-        if not telemetry.exporting():  # no span: its name and attributes would go unused
-            return telemetry.within(parent)
         return telemetry.detail_span(
             f"{record.topic} process",
             context=parent,
