@@ -24,6 +24,7 @@ from arena_runtime.envelope import (
     UnsupportedSchemaVersion,
     ce_time,
     new_command,
+    place_of,
 )
 from arena_runtime.eventlog import Record
 from arena_runtime.proto_gen.arena.v1 import envelope_pb2
@@ -142,6 +143,10 @@ def test_event_records_carry_the_cloudevents_binary_mode_attributes() -> None:
     assert datetime.fromisoformat(first["ce_time"].decode()) == WHEN
     assert [h["ce_sequence"] for h in headers] == sorted(h["ce_sequence"] for h in headers)
     assert [int(h["ce_sequence"]) for h in headers] == [9, 10, 11]
+    # The reading rule's place of each, without decoding it.
+    placed = codec.event_record(event(sequence=4, batch_id="b-7", batch_index=2))
+    assert dict(placed.headers)["arena-batch"] == b"2:b-7"
+    assert place_of(_as_read(placed)) == (4, 2, "b-7")
     # Every name is a valid CloudEvents attribute name behind the binding's prefix.
     for name in first:
         if name.startswith("ce_"):
@@ -480,3 +485,25 @@ def test_a_type_filter_follows_what_is_registered_after_it() -> None:
     assert not skips(typed("test.Old"))
     registry.add_message(StringValue, type="test.Old", version=2, upcast=lambda p: p)
     assert not skips(typed("test.Old"))  # v1 is still read as a wanted type
+
+
+def _as_read(outgoing: Any, headers: Any = None) -> Record:
+    return Record(
+        "t", 0, 0, outgoing.key, outgoing.value, outgoing.headers if headers is None else headers
+    )
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        (),
+        (("ce_sequence", b"00000000000000000004"),),
+        (("arena-batch", b"0:b"),),
+        (("ce_sequence", b"x"), ("arena-batch", b"0:b")),
+        (("ce_sequence", b"4"), ("arena-batch", b"zero:b")),
+    ],
+)
+def test_a_record_without_a_readable_place_has_none(headers: Any) -> None:
+    """Written before the headers (or not by us): the reader decodes it instead."""
+    record = Codec(schemas()).event_record(event())
+    assert place_of(_as_read(record, headers)) is None

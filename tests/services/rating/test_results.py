@@ -125,3 +125,54 @@ async def test_a_restart_amid_many_games_reads_each_partition_once(tmp_path: Pat
             )
         assert counting.reads <= 2  # one scan of each partition
         assert restarted.matches == {}
+
+
+async def feed_skipping(
+    reader: ResultReader, log: EventLog, strip_headers: bool = False
+) -> list[Event]:
+    """Hand the reader every match-event record as its event worker does: those its ``skip``
+    answers True for left unread. Returns the events decoded."""
+    decoded = []
+    for partition, end in (await log.end_offsets(topics.MATCH_EVENTS)).items():
+        for record in await log.read(topics.MATCH_EVENTS, partition, 0, max(end, 1)):
+            if strip_headers:  # as written before the headers existed
+                record = record._replace(headers=())
+            if reader.skip(record):
+                continue
+            event = READING.decode_event(record.value)
+            decoded.append(event)
+            await reader.handle(event, record)
+    return decoded
+
+
+async def test_moves_are_followed_from_their_headers_without_decoding_them(
+    tmp_path: Path,
+) -> None:
+    """The reader decodes a match's start, its end and what comes out of turn; its moves, in
+    turn, are admitted from their headers (ce_sequence, arena-batch) unread. A zombie's move and
+    records without the headers are decoded and read by the reading rule as before."""
+    async with open_event_log(Settings(data_dir=tmp_path)) as log:
+        await topics.ensure_topics(log, 1)
+        game = ranked_game("m1", 1)
+        # A zombie's move ahead of the real one: the next sequence, but not a batch that is next.
+        zombie = replace(game[3], event_id=new_id(), batch_id=new_id(), batch_index=1)
+        await matches.append(log, [*game[:3], zombie, *game[3:]])
+        reader = ResultReader(log)
+        decoded = await feed_skipping(reader, log)
+        assert [e.event_id for e in decoded] == [
+            game[0].event_id,
+            zombie.event_id,
+            game[-1].event_id,
+        ]
+        assert len(game) > 4  # moves were left unread
+        (sent,) = await commands(log)
+        assert sent.command_id == "rate:m1"
+        assert matches.sides(sent.payload).winner.player_id == game[-1].payload.winner_player_id
+
+    async with open_event_log(Settings(data_dir=tmp_path / "old")) as log:
+        await topics.ensure_topics(log, 1)
+        await matches.append(log, game)
+        old = ResultReader(log)
+        assert len(await feed_skipping(old, log, strip_headers=True)) == len(game)
+        (sent,) = await commands(log)
+        assert sent.command_id == "rate:m1"

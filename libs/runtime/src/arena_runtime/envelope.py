@@ -55,6 +55,10 @@ CE_PARTITIONKEY_HEADER = "ce_partitionkey"
 #: The Sequence extension: the event's sequence in its stream, as 20 zero-padded digits so that
 #: the string order is the number order (events only).
 CE_SEQUENCE_HEADER = "ce_sequence"
+#: Events only: ``<batch_index>:<batch_id>``, so that with ``ce_sequence`` a reader can follow a
+#: stream by the reading rule (:func:`~arena_runtime.streams.is_next`) without decoding events
+#: it does nothing with (:func:`place_of`). Records written before it lack it.
+BATCH_HEADER = "arena-batch"
 CE_SPECVERSION = "1.0"
 #: ``ce_source`` is this prefix and the stream: an id is unique within its stream's source.
 CE_SOURCE_PREFIX = "/arena/streams/"
@@ -450,6 +454,25 @@ class TypeFilter:
         return False
 
 
+def place_of(record: Record) -> tuple[int, int, str] | None:
+    """An event record's (sequence, batch_index, batch_id) from its ``ce_sequence`` and
+    ``arena-batch`` headers, what :func:`~arena_runtime.streams.is_next` reads; None if it lacks
+    either (written before them: decode it) or they do not read as numbers."""
+    sequence = batch = None
+    for name, value in record.headers:
+        if name == CE_SEQUENCE_HEADER:
+            sequence = value
+        elif name == BATCH_HEADER:
+            batch = value
+    if sequence is None or batch is None:
+        return None
+    index, _, batch_id = batch.partition(b":")
+    try:
+        return int(sequence), int(index), batch_id.decode()
+    except ValueError:
+        return None
+
+
 def _not_written(type: str, version: int) -> Callable[[Any], bytes]:
     def refuse(payload: Any) -> bytes:
         raise TypeError(f"{type} v{version} is only read, never written")
@@ -623,6 +646,7 @@ def _record(value: bytes, content_type: bytes, item: Event | Command) -> Outgoin
     if isinstance(item, Event):
         item_id = item.event_id
         sequence: bytes | None = f"{item.sequence:0{CE_SEQUENCE_DIGITS}d}".encode()
+        batch = f"{item.batch_index}:{item.batch_id}".encode()
     else:
         item_id, sequence = item.command_id, None
     headers = [
@@ -637,6 +661,7 @@ def _record(value: bytes, content_type: bytes, item: Event | Command) -> Outgoin
     ]
     if sequence is not None:
         headers.append((CE_SEQUENCE_HEADER, sequence))
+        headers.append((BATCH_HEADER, batch))
     if item.traceparent:
         headers.append((TRACEPARENT_HEADER, item.traceparent.encode()))
     if item.tracestate:

@@ -149,6 +149,15 @@ def is_next(event: Event, last_sequence: int, last_batch_id: str) -> bool:
     return event.batch_index == 0 or (event.batch_id != "" and event.batch_id == last_batch_id)
 
 
+def is_next_place(place: tuple[int, int, str], last_sequence: int, last_batch_id: str) -> bool:
+    """:func:`is_next` of an event known by its (sequence, batch_index, batch_id), as
+    :func:`~arena_runtime.envelope.place_of` reads them from its headers."""
+    sequence, batch_index, batch_id = place
+    if sequence != last_sequence + 1:
+        return False
+    return batch_index == 0 or (batch_id != "" and batch_id == last_batch_id)
+
+
 class SequenceGate:
     """The reading rule alone: admit an event only if it is its stream's next one.
 

@@ -24,7 +24,15 @@ from datetime import datetime
 from arena_games.contract import GameError, MatchInfo, Seat, UnitRatings, unpack
 from arena_games.registry import READING, STANDARD, UnknownGameError
 from arena_runtime import telemetry, topics
-from arena_runtime.envelope import Codec, EnvelopeError, Event, new_command, now
+from arena_runtime.envelope import (
+    Codec,
+    EnvelopeError,
+    Event,
+    TypeFilter,
+    new_command,
+    now,
+    place_of,
+)
 from arena_runtime.eventlog import EventLog, Record
 from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
@@ -36,7 +44,7 @@ from arena_runtime.schemas.rating import (
     rate_unit_command_id,
     void_command_id,
 )
-from arena_runtime.streams import is_next
+from arena_runtime.streams import is_next, is_next_place
 from google.protobuf.message import Message
 
 log = telemetry.get_logger(__name__)
@@ -167,6 +175,31 @@ class ResultReader:
     #: Per partition, the offset the last scan of it stopped at (see ``_scan``).
     scanned: dict[int, int] = field(default_factory=dict)
     sent: int = 0
+
+    def __post_init__(self) -> None:
+        self._unwanted = TypeFilter.for_payloads(
+            self.codec.schemas, (match_pb2.MatchOpened, match_pb2.MatchEnded)
+        )
+
+    def skip(self, record: Record) -> bool:
+        """Whether the consume loop may leave ``record`` unread (see ConsumerLoop's ``skip``):
+        an event of a type read as neither MatchOpened nor MatchEnded (a move's), of a match
+        followed as a whole, that is its next by the reading rule, told from its headers. It
+        is admitted here, as :meth:`handle` would admit it, and does nothing else there.
+
+        Anything else is decoded and handled: a record without the headers (written before
+        them), a match not followed yet or followed per unit, an event out of turn (a gap to
+        fold from the log, a duplicate, a zombie's)."""
+        if not self._unwanted(record):
+            return False
+        match = self.matches.get(record.key.decode(errors="replace") if record.key else "")
+        if match is None or match.units is not None or match.ended is not None:
+            return False
+        place = place_of(record)
+        if place is None or not is_next_place(place, match.sequence, match.batch_id):
+            return False
+        match.sequence, match.batch_id = place[0], place[2]
+        return True
 
     async def handle(self, event: Event, record: Record) -> None:
         if not event.stream.startswith(MATCH_PREFIX) or event.stream in self.done:

@@ -174,6 +174,7 @@ async def build_service(runtime: Runtime) -> Service:
             EVENTS,
             reader.handle,
             codec=READING,
+            skip=reader.skip,
             linger=runtime.settings.event_consumer_linger_ms / 1000,
         ),
         SeasonClock(runtime.log),

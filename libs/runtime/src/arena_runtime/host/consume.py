@@ -168,12 +168,13 @@ def event_worker(
     *,
     codec: Codec = CODEC,
     linger: float = 0.0,
+    skip: Callable[[Record], bool] | None = None,
 ) -> ConsumeWorker[Event]:
     """The service's member of its event group, ``<service>.events``.
 
     A group of its own, apart from the commands, so each group's members share one subscription.
     ``codec`` decodes the events (a reader of another registry: e.g. the games' legacy types
-    read as the types they became); ``linger``: see ConsumeWorker.
+    read as the types they became); ``linger``, ``skip``: see ConsumeWorker.
     """
     return ConsumeWorker(
         log,
@@ -183,6 +184,7 @@ def event_worker(
         handler,
         name=f"{service}:events",
         linger=linger,
+        skip=skip,
     )
 
 

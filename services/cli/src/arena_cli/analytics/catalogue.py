@@ -18,6 +18,7 @@ from typing import Any
 
 from arena_runtime import topics
 from arena_runtime.envelope import (
+    BATCH_HEADER,
     CE_SEQUENCE_DIGITS,
     CE_SOURCE_PREFIX,
     CE_SPECVERSION,
@@ -231,6 +232,12 @@ def _headers(kind: str) -> dict[str, Any]:
             "type": "string",
             "pattern": f"^[0-9]{{{CE_SEQUENCE_DIGITS}}}$",
             "description": "the event's sequence in its stream, zero-padded",
+        }
+        properties[BATCH_HEADER] = {
+            "type": "string",
+            "pattern": "^[0-9]+:",
+            "description": "<batch_index>:<batch_id>, the envelope's (the reading rule's place "
+            "of the event, with ce_sequence); records written before it lack it",
         }
     return {
         "type": "object",
