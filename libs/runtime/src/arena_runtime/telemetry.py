@@ -289,10 +289,13 @@ def carried_of_headers(headers: Iterable[tuple[str, bytes]]) -> tuple[str, str] 
         pass
     traceparent = key[0].decode("ascii", "replace")
     tracestate = key[1].decode("ascii", "replace")
-    carried: tuple[str, str] | None = carried_of(traceparent, tracestate)
-    # Not the form our writers give it: valid or not as OpenTelemetry reads it.
-    if not _is_canonical(traceparent, tracestate) and parent_from_headers(headers) is None:
+    carried: tuple[str, str] | None
+    if _is_canonical(traceparent, tracestate):
+        carried = (traceparent, "")
+    elif parent_from_headers(headers) is None:  # valid or not as OpenTelemetry reads it
         carried = None
+    else:
+        carried = carried_of(traceparent, tracestate)
     if len(_HEADER_CARRIED) >= _CONTEXTS_KEPT:
         _HEADER_CARRIED.clear()
     _HEADER_CARRIED[key] = carried
