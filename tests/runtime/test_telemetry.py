@@ -23,6 +23,7 @@ from arena_runtime.streams import Answer, StreamRunner
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, get_current_span
+from prometheus_client import CollectorRegistry, Histogram
 
 from tests.runtime.conftest import OpenLog
 from tests.runtime.test_streams import CODEC, apply, decide, initial
@@ -189,6 +190,35 @@ def test_metrics_exposition_lists_the_runtime_series() -> None:
     ):
         assert f"# TYPE {name.removesuffix('_total')}" in text
     assert metrics.CONTENT_TYPE.startswith("text/plain")
+
+
+@pytest.mark.parametrize(
+    "amounts",
+    [[], [0.3], [0.0, 0.005, 0.0051, 0.25, 0.25, 3.0, 1e9, -1.0], [float("nan"), 0.1]],
+)
+def test_observing_many_at_once_reports_what_observing_each_does(amounts: list[float]) -> None:
+    """A batch's ages go into their histogram in one update per bucket: the same buckets,
+    count and sum as one observation each."""
+    registry = CollectorRegistry()
+    one_by_one = Histogram("one_by_one", "h", registry=registry)
+    at_once = Histogram("at_once", "h", registry=registry)
+    for amount in amounts:
+        one_by_one.observe(amount)
+    metrics.observe_many(at_once, amounts)
+
+    def samples(name: str) -> dict[tuple[str, str], float]:
+        return {
+            (sample.name.removeprefix(name), sample.labels.get("le", "")): sample.value
+            for metric in registry.collect()
+            if metric.name == name
+            for sample in metric.samples
+            if not sample.name.endswith("_created")
+        }
+
+    got, want = samples("at_once"), samples("one_by_one")
+    assert got.keys() == want.keys()
+    for key, value in want.items():
+        assert got[key] == pytest.approx(value, nan_ok=True), key
 
 
 @pytest.fixture
