@@ -10,15 +10,18 @@ from pathlib import Path
 from arena_games.proto_gen.arena.v1 import maths_warriors_pb2 as mw
 from arena_games.registry import READING
 from arena_rating.results import ResultReader
-from arena_runtime import topics
+from arena_rating.service import build_service
+from arena_runtime import metrics, topics
 from arena_runtime.config import Settings
 from arena_runtime.envelope import CODEC, Command, Event, new_id
 from arena_runtime.eventlog import EventLog
 from arena_runtime.eventlog.factory import open_event_log
+from arena_runtime.host import open_runtime
 from arena_runtime.proto_gen.arena.v1 import match_pb2
 from arena_runtime.proto_gen.arena.v1 import rating_pb2 as pb
 
 from tests.services.rating import matches
+from tests.services.rating.test_replay import eventually
 
 
 async def commands(log: EventLog) -> list[Command]:
@@ -176,3 +179,26 @@ async def test_moves_are_followed_from_their_headers_without_decoding_them(
         assert len(await feed_skipping(old, log, strip_headers=True)) == len(game)
         (sent,) = await commands(log)
         assert sent.command_id == "rate:m1"
+
+
+async def test_the_service_leaves_a_match_s_moves_unread(tmp_path: Path) -> None:
+    """The rating service's match-event member hands its reader a match's start and end only:
+    the moves between are admitted from their headers and counted nowhere."""
+    labels = {"topic": topics.MATCH_EVENTS, "group": "rating.events"}
+    before = metrics.sample("arena_records_consumed_total", labels)
+    async with open_runtime(Settings(data_dir=tmp_path)) as runtime:
+        await topics.ensure_topics(runtime.log, runtime.settings.partitions)
+        service = await build_service(runtime)
+        await service.start()
+        try:
+            game = ranked_game("m1", 3)
+            await matches.append(runtime.log, game)
+
+            async def rated() -> bool:
+                return bool(await commands(runtime.log))
+
+            await eventually(rated, "the match was never rated")
+        finally:
+            await service.stop()
+    assert len(game) > 2
+    assert metrics.sample("arena_records_consumed_total", labels) == before + 2
