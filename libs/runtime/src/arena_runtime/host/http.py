@@ -24,6 +24,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from arena_runtime import metrics
 from arena_runtime.config import Settings
+from arena_runtime.host.websocket import FramedProtocol
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -228,6 +229,8 @@ def make_server(app: ASGIApp, sock: socket.socket, settings: Settings) -> HttpSe
         access_log=False,
         lifespan="on",
         http=GuardedHttpProtocol,
+        # uvicorn's websockets-sansio, framing text messages itself (arena_runtime.host.websocket).
+        ws=FramedProtocol,
         ws_per_message_deflate=False,
         # websockets reads a frame's length from its header and fails the connection with
         # 1009 when it is over this, before the payload is buffered.
