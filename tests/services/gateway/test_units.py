@@ -678,6 +678,51 @@ async def test_a_socket_is_written_through_the_send_the_app_was_handed() -> None
     assert beneath == ["websocket.accept", "websocket.close"]
 
 
+async def test_a_push_to_an_idle_socket_is_written_on_the_callers_turn() -> None:
+    """Where the server writes a text message synchronously (the host's FramedProtocol), a push
+    to a socket whose writer is idle is written by the push itself; one the server will not
+    write now, and every push queued behind it, goes through its writer, in order."""
+    from arena_gateway.connection import DIRECT_SEND, Connection
+    from arena_gateway.identity import Principal
+
+    written: list[str] = []
+
+    class Server:
+        open_for_writes = True
+
+        def write_text(self, text: str) -> bool:
+            if self.open_for_writes:
+                written.append(f"now {text}")
+            return self.open_for_writes
+
+        async def send(self, message: Any) -> None:
+            written.append(f"sent {message.get('text', message['type'])}")
+
+    server = Server()
+
+    class Socket:
+        def __init__(self) -> None:
+            self.scope = {DIRECT_SEND: server.send}
+
+        async def close(self, code: int, reason: str | None = None) -> None:
+            written.append(f"closed {code}")
+
+    principal = Principal("p_1", "Guest_ABCD", PrincipalKind.GUEST, "s")
+    connection = Connection(Socket(), principal)  # type: ignore[arg-type]
+    connection.start_writer()
+    await asyncio.sleep(0)  # the writer waits for pushes
+    connection.push("one")
+    connection.push({"type": "two"})
+    assert written == ["now one", 'now {"type":"two"}']
+    server.open_for_writes = False
+    connection.push("three")
+    server.open_for_writes = True
+    connection.push("four")  # behind "three": not before it
+    assert written == ["now one", 'now {"type":"two"}']
+    await connection.close()
+    assert written == ["now one", 'now {"type":"two"}', "sent three", "sent four", "closed 1000"]
+
+
 async def test_spectators_leases_are_renewed_and_a_resumed_snapshot_redraws_them(
     tmp_path: Any,
 ) -> None:

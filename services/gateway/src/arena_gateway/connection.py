@@ -16,6 +16,7 @@ import contextlib
 import json
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
@@ -95,12 +96,13 @@ class Connection:
         self._writer: asyncio.Task[None] | None = None
         send: Send | None = websocket.scope.get(DIRECT_SEND)
         self._send: Send = send or websocket.send
-        #: The server's "may write" flag when its send waits on nothing else (uvicorn's
-        #: protocols): while it is set, a push to an idle writer is written at once, on the
-        #: caller's turn of the loop (the fan-out's), not on the writer task's next one.
-        writable = getattr(getattr(send, "__self__", None), "writable", None)
-        self._writable: asyncio.Event | None = (
-            writable if isinstance(writable, asyncio.Event) else None
+        #: The server's synchronous write of a text message, where it has one (the host's
+        #: FramedProtocol.write_text): a push to an idle writer is written at once, on the
+        #: caller's turn of the loop (the fan-out's), not on the writer task's next one, and
+        #: without a coroutine of the server's send per message.
+        write_text = getattr(getattr(send, "__self__", None), "write_text", None)
+        self._write_text: Callable[[str], bool] | None = (
+            write_text if callable(write_text) else None
         )
 
     def start_writer(self) -> None:
@@ -118,24 +120,16 @@ class Connection:
         self._wake_writer()
 
     def _write_now(self, message: dict[str, Any] | str) -> bool:
-        """Write ``message`` now if the server's send will not wait; False: queue it."""
-        writable = self._writable
-        if writable is None or not writable.is_set():
+        """Write ``message`` now if the server can; False: queue it."""
+        write_text = self._write_text
+        if write_text is None:
             return False
         text = message if isinstance(message, str) else COMPACT.encode(message)
-        step = self._send({"type": "websocket.send", "text": text})
         try:
-            step.send(None)  # type: ignore[attr-defined]
-        except StopIteration:
-            return True
-        except (WebSocketDisconnect, RuntimeError, OSError):
+            return write_text(text)
+        except (RuntimeError, OSError):
             self.hang_up(self.close_code)  # gone: the writer closes, as after a failed write
             return True
-        # It waited after all (a server whose send does more than its flag says): give it up
-        # before it wrote anything, and leave this socket's writes to its writer.
-        step.close()  # type: ignore[attr-defined]
-        self._writable = None
-        return False
 
     def _wake_writer(self) -> None:
         wake = self._wake

@@ -44,12 +44,14 @@ def text_frame(payload: bytes) -> bytes:
 class FramedProtocol(WebSocketsSansIOProtocol):
     """uvicorn's ``websockets-sansio`` protocol with text messages framed here (see the module)."""
 
-    async def send(self, message: Any) -> None:
-        text = message.get("text")
+    def write_text(self, text: str) -> bool:
+        """Write a text message now, on the caller's turn of the loop, if the connection is open
+        for messages and the transport takes writes; False (nothing written): :meth:`send` it.
+
+        For an app that writes many messages (the gateway's pushes): no coroutine, no ASGI
+        message and no ``StopIteration`` per message."""
         if (
-            text is not None
-            and message["type"] == "websocket.send"
-            and self.handshake_complete
+            self.handshake_complete
             and not self.disconnected
             and self.initial_response is None
             and self.writable.is_set()
@@ -57,5 +59,11 @@ class FramedProtocol(WebSocketsSansIOProtocol):
             and not self.conn.extensions
         ):
             self.transport.write(text_frame(text.encode()))
+            return True
+        return False
+
+    async def send(self, message: Any) -> None:
+        text = message.get("text")
+        if text is not None and message["type"] == "websocket.send" and self.write_text(text):
             return
         await super().send(message)
