@@ -20,9 +20,19 @@ from arena_runtime.consumer_loop import ConsumerLoop
 from arena_runtime.envelope import Codec, Command, Event, new_command
 from arena_runtime.eventlog import EventLog, Record, TopicSpec
 from arena_runtime.streams import Answer, StreamRunner
+from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanKind, get_current_span
+from opentelemetry.trace import (
+    INVALID_SPAN_CONTEXT,
+    NonRecordingSpan,
+    SpanContext,
+    SpanKind,
+    TraceFlags,
+    TraceState,
+    get_current_span,
+)
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from prometheus_client import CollectorRegistry, Histogram
 
 from tests.runtime.conftest import OpenLog
@@ -146,6 +156,40 @@ def test_trace_context_round_trips_through_headers(spans: InMemorySpanExporter) 
     with telemetry.tracer().start_as_current_span("reader", context=context) as reader:
         assert reader.get_span_context().trace_id == writer.get_span_context().trace_id
     assert telemetry.current_trace() == ("", "")  # outside any span
+
+
+def _injected() -> tuple[str, str]:
+    carrier: dict[str, str] = {}
+    TraceContextTextMapPropagator().inject(carrier)
+    return carrier.get("traceparent", ""), carrier.get("tracestate", "")
+
+
+@pytest.mark.parametrize(
+    "span_context",
+    [
+        SpanContext(0x1F, 0x2E, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED)),
+        SpanContext(2**128 - 1, 2**64 - 1, is_remote=True, trace_flags=TraceFlags(0)),
+        SpanContext(
+            0xABC,
+            0xDEF,
+            is_remote=True,
+            trace_flags=TraceFlags(TraceFlags.SAMPLED),
+            trace_state=TraceState([("arena", "x1"), ("other", "y-2")]),
+        ),
+        SpanContext(0xABC, 0, is_remote=False),  # not valid, yet not the invalid context
+        INVALID_SPAN_CONTEXT,
+    ],
+)
+def test_the_current_trace_is_what_the_w3c_propagator_writes(span_context: SpanContext) -> None:
+    with telemetry.within(trace.set_span_in_context(NonRecordingSpan(span_context))):
+        assert telemetry.current_trace() == _injected()
+    assert telemetry.current_trace() == _injected() == ("", "")
+
+
+def test_the_current_trace_of_a_recorded_span(spans: InMemorySpanExporter) -> None:
+    with telemetry.tracer().start_as_current_span("writer"):
+        assert telemetry.current_trace() == _injected()
+        assert telemetry.current_trace()[0]
 
 
 @pytest.mark.parametrize("value", [b"", b"garbage", b"00-zz-yy-01", b"\xff\xfe"])

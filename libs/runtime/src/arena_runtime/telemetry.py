@@ -156,13 +156,23 @@ def new_trace() -> otel_context.Context:
 
 
 def current_trace() -> tuple[str, str]:
-    """(traceparent, tracestate) of the current span; empty strings outside any span."""
+    """(traceparent, tracestate) of the current span, or of the trace :func:`carrying` made
+    current; empty strings outside any span.
+
+    A span's are the headers the W3C propagator's ``inject`` writes, made here: its carrier, setter and
+    formatting helpers cost a dozen Python calls, and every command and append asks."""
     carried = _CARRIED.get()
     if carried is not None:
         return carried
-    carrier: dict[str, str] = {}
-    _PROPAGATOR.inject(carrier)
-    return carrier.get(TRACEPARENT, ""), carrier.get(TRACESTATE, "")
+    span_context = trace.get_current_span().get_span_context()
+    if span_context == trace.INVALID_SPAN_CONTEXT:
+        return "", ""
+    traceparent = (
+        f"00-{span_context.trace_id:032x}-{span_context.span_id:016x}"
+        f"-{span_context.trace_flags:02x}"
+    )
+    state = span_context.trace_state
+    return traceparent, state.to_header() if state else ""
 
 
 #: (traceparent, tracestate) -> its context: one move's trace context is parsed again by every
