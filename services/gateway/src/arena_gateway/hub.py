@@ -183,16 +183,25 @@ KEPT_ANSWER_SECONDS = 600.0
 ANSWER_KEY = "gateway-answer:"
 
 
+_RELAYED_HEAD = COMPACT.encode({"events": [], "code": "", "message": ""})
+
+
 def encode_outcome(outcome: Outcome) -> bytes:
     """An answer as the shared cache keeps it (JSON: the events as logged, base64; the ack as
     the match service wrote it, without writing it again)."""
-    head = COMPACT.encode(
-        {
-            "events": [base64.b64encode(CODEC.encode_event(e)).decode() for e in outcome.events],
-            "code": outcome.rejection_code,
-            "message": outcome.rejection_message,
-        }
-    )
+    if not outcome.events and not outcome.rejection_code and not outcome.rejection_message:
+        # A relayed game's accepted answer, nearly every one kept: the same head each time.
+        head = _RELAYED_HEAD
+    else:
+        head = COMPACT.encode(
+            {
+                "events": [
+                    base64.b64encode(CODEC.encode_event(e)).decode() for e in outcome.events
+                ],
+                "code": outcome.rejection_code,
+                "message": outcome.rejection_message,
+            }
+        )
     ack = "null" if outcome.ack_json is None else outcome.ack_json
     return f'{head[:-1]},"ack":{ack}}}'.encode()
 

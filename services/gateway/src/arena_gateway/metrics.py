@@ -65,8 +65,14 @@ class Answering:
         self.timeout = timeout
         #: Topic -> monotonic time of the first unanswered command since the last answer.
         self.silent_since: dict[str, float] = {}
+        #: Topics whose gauge says 1 and none of whose commands timed out since: an answer,
+        #: one per command, changes nothing for them.
+        self._answering: set[str] = set()
 
     def answered(self, topic: str) -> None:
+        if topic in self._answering:
+            return
+        self._answering.add(topic)
         since = self.silent_since.pop(topic, None)
         metrics.series(ANSWERING, topic).set(1)
         if since is not None:
@@ -77,6 +83,7 @@ class Answering:
             )
 
     def timed_out(self, topic: str) -> None:
+        self._answering.discard(topic)
         if topic in self.silent_since:
             return
         self.silent_since[topic] = time.monotonic() - self.timeout
