@@ -487,9 +487,9 @@ def test_each_message_is_the_root_of_a_trace_of_its_own() -> None:
 async def test_a_senders_wait_for_its_answer_leaves_the_answer_to_the_others() -> None:
     """As wait_for(shield(answer)): a sender that times out or is cancelled gives up its own
     wait only; the same command's other senders still get the answer."""
-    from arena_gateway.hub import Outcome, answer_of
+    from arena_gateway.hub import Answer, Outcome, answer_of
 
-    answer: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+    answer = Answer()
     with pytest.raises(TimeoutError):
         await answer_of(answer, 0.01)
     patient = asyncio.create_task(answer_of(answer, 5))
@@ -503,6 +503,22 @@ async def test_a_senders_wait_for_its_answer_leaves_the_answer_to_the_others() -
     answer.set_result(outcome)
     assert await patient is outcome
     assert await answer_of(answer, 5) is outcome  # answered already
+
+
+async def test_an_answer_wakes_its_senders_on_the_turn_that_sets_it() -> None:
+    """Each sender's task runs on the loop's next turn after the answer is set, not the turn
+    after that (a done callback's)."""
+    from arena_gateway.hub import Answer, Outcome, answer_of
+
+    answer = Answer()
+    senders = [asyncio.create_task(answer_of(answer, 5)) for _ in range(2)]
+    await asyncio.sleep(0)
+    outcome = Outcome(())
+    answer.set_result(outcome)
+    await asyncio.sleep(0)  # the senders' turn, scheduled before this task's own
+    assert [sender.done() for sender in senders] == [True, True]
+    assert [sender.result() for sender in senders] == [outcome, outcome]
+    assert answer.waiters == []
 
 
 def _parsed_as_before(text: str) -> Any:

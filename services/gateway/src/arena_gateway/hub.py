@@ -251,28 +251,46 @@ def answer_outcome(answer: vpb.CommandAnswer) -> Outcome:
     return Outcome((), answer.code, answer.message, ack_json=ack)
 
 
-async def answer_of(future: asyncio.Future[Outcome], seconds: float) -> Outcome:
-    """``asyncio.wait_for(asyncio.shield(future), seconds)``: the answer, or TimeoutError; a
-    caller cancelled or timed out leaves ``future`` to the other senders of the same command.
+class Answer(asyncio.Future[Outcome]):
+    """A command's answer, which each of its senders awaits through :func:`answer_of`.
+
+    Its result wakes every sender's own waiter at once, on the turn of the loop that sets it (the
+    fan-out's): a done callback would run on the next turn and only then wake the sender, one
+    turn later again, for every ack."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiters: list[asyncio.Future[None]] = []
+
+    def set_result(self, result: Outcome) -> None:
+        super().set_result(result)
+        for waiter in self.waiters:
+            _wake(waiter)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+async def answer_of(answer: Answer, seconds: float) -> Outcome:
+    """``asyncio.wait_for(asyncio.shield(answer), seconds)``: the answer, or TimeoutError; a
+    caller cancelled or timed out leaves ``answer`` to the other senders of the same command.
     One future of the caller's own, woken by the answer or by the timer: wait_for and shield
     took three turns of the loop and twice the CPU to hand an answer over."""
-    loop = asyncio.get_running_loop()
-    waiter: asyncio.Future[None] = loop.create_future()
-
-    def wake(_: object = None) -> None:
-        if not waiter.done():
-            waiter.set_result(None)
-
-    future.add_done_callback(wake)
-    timer = loop.call_later(seconds, wake)
-    try:
-        await waiter
-    finally:
-        timer.cancel()
-        future.remove_done_callback(wake)
-    if not future.done():
-        raise TimeoutError
-    return future.result()
+    if not answer.done():
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        answer.waiters.append(waiter)
+        timer = loop.call_later(seconds, _wake, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            answer.waiters.remove(waiter)
+        if not answer.done():
+            raise TimeoutError
+    return answer.result()
 
 
 class Hub:
@@ -289,7 +307,7 @@ class Hub:
         self.room_matches: dict[str, str] = {}
         #: Room code -> waiting | playing | finished | closed, as last seen.
         self.room_status: dict[str, str] = {}
-        self._waiting: dict[str, asyncio.Future[Outcome]] = {}
+        self._waiting: dict[str, Answer] = {}
         self._settling: dict[str, list[Event] | tuple[Event, ...]] = {}
         #: Stream -> the local sockets watching it (an index of each socket's ``watching``).
         self._watchers: dict[str, set[Client]] = {}
@@ -375,7 +393,7 @@ class Hub:
                 return kept
         future = self._waiting.get(key)
         if future is None:
-            future = self._waiting[key] = asyncio.get_running_loop().create_future()
+            future = self._waiting[key] = Answer()
         kind = gateway_metrics.short(command.type)
         waiting = metrics.series(gateway_metrics.COMMANDS_WAITING, topic)
         waiting.inc()
@@ -447,7 +465,7 @@ class Hub:
                 error=str(exc),
             )
 
-    def in_flight(self) -> list[asyncio.Future[Outcome]]:
+    def in_flight(self) -> list[Answer]:
         """The answers of the commands sent and not answered yet."""
         return list(self._waiting.values())
 
