@@ -1,14 +1,14 @@
 """uvicorn's sans-I/O WebSocket protocol, writing a text message's frame itself.
 
-Of uvicorn's three WebSocket implementations the sans-I/O one (websockets' ``ServerProtocol``)
-costs the least per frame sent and received (docs/performance.md). Its ``send`` still builds each
-frame through four layers of websockets (``send_text``, ``send_frame``, a ``Frame`` and its
-``serialize`` into a ``BytesIO``): some ten Python calls, a third of what a frame cost the
-server in all, the socket write included (docs/performance.md). A server's frame
-is never masked and the gateway negotiates no extension, so a text message's frame is only a
-header of two, four or ten bytes and the UTF-8 payload: :class:`FramedProtocol` writes that, the
-same bytes, whenever the connection is open for messages, and leaves everything else (the
-handshake, closing, a connection closing or closed, writes the transport holds back) to uvicorn.
+Of uvicorn's three WebSocket implementations the sans-I/O one (websockets' ``ServerProtocol``) costs
+the least per frame sent and received (docs/performance.md). Its ``send`` still builds each frame
+through four layers of websockets (``send_text``, ``send_frame``, a ``Frame`` and its ``serialize``
+into a ``BytesIO``): some twenty Python calls, a third of what a frame cost the server in all, the
+socket write included. A server's frame is never masked and the gateway negotiates no extension, so
+a text message's frame is only a header of two, four or ten bytes and the UTF-8 payload:
+:class:`FramedProtocol` writes that, the same bytes, whenever the connection is open for messages,
+and leaves everything else (the handshake, closing, a connection closing or closed, writes the
+transport holds back) to uvicorn.
 
 It reads uvicorn's protocol state (``handshake_complete``, ``disconnected``, ``initial_response``,
 ``writable``, ``transport``, ``conn``), which is not uvicorn's public API: uvicorn is pinned to
