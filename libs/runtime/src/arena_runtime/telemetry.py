@@ -159,8 +159,9 @@ def current_trace() -> tuple[str, str]:
     """(traceparent, tracestate) of the current span, or of the trace :func:`carrying` made
     current; empty strings outside any span.
 
-    A span's are the headers the W3C propagator's ``inject`` writes, made here: its carrier, setter and
-    formatting helpers cost a dozen Python calls, and every command and append asks."""
+    A span's are the headers the W3C propagator's ``inject`` writes, made here: its carrier,
+    setter and formatting helpers cost a dozen Python calls, and every command and append
+    asks."""
     carried = _CARRIED.get()
     if carried is not None:
         return carried
