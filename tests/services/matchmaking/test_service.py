@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
 from arena_games.maths_warriors.lobby import room
 from arena_matchmaking.ids import room_code
+from arena_matchmaking.service import build_workers
 from arena_runtime import metrics, topics
 from arena_runtime.config import Settings, load_settings
 from arena_runtime.envelope import CODEC, Event, new_command
-from arena_runtime.eventlog import EventLog
+from arena_runtime.eventlog import EventLog, OutgoingRecord, Position
 from arena_runtime.eventlog.factory import open_event_log
+from arena_runtime.eventlog.partitioner import partition_for
 from arena_runtime.proto_gen.arena.v1 import envelope_pb2, match_pb2
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from prometheus_client import REGISTRY
@@ -108,6 +110,82 @@ async def test_a_taken_code_moves_on_to_the_next_attempt(
             if isinstance(e.payload, pb.RoomRequested)
         ]
         assert attempts == [0, 1]
+
+
+async def test_a_command_s_follow_ups_are_written_with_its_events(
+    tmp_path: Path, event_log: EventLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CreateRoom's OpenRoom and JoinRoom's StartMatch go in the write of their events, not in
+    an append of their own after it."""
+    settings = settings_for(tmp_path)
+    await topics.ensure_topics(event_log, settings.partitions)
+    matchmaking, _ = build_workers(event_log, settings)
+    appended: list[str] = []
+    append = event_log.append
+
+    async def counted(topic: str, records: Sequence[OutgoingRecord]) -> list[Position]:
+        appended.append(topic)
+        return await append(topic, records)
+
+    monkeypatch.setattr(event_log, "append", counted)
+    create = new_command("player-p_alice", pb.CreateRoom(host=player("p_alice")), command_id="c")
+    (created,) = await matchmaking.handle_batch([create])
+    code = created.events[0].payload.code
+    (opened,) = await LobbyClient(event_log)._records(topics.MATCHMAKING_COMMANDS, f"room-{code}")
+    open_room = CODEC.decode_command(opened).payload
+    (answer,) = await matchmaking.handle_batch([new_command(f"room-{code}", open_room)])
+    assert isinstance(answer.events[0].payload, pb.RoomOpened)
+    join = new_command(f"room-{code}", pb.JoinRoom(player=player("p_bob")))
+    (joined,) = await matchmaking.handle_batch([join])
+    started = joined.events[-1].payload
+    (start,) = await LobbyClient(event_log).match_commands(started.match_id)
+    assert isinstance(start.payload, match_pb2.StartMatch)
+    # Only OpenRoom's events, which imply nothing, were appended alone.
+    assert appended == [topics.MATCHMAKING_EVENTS]
+
+
+async def test_a_room_opened_before_its_request_s_write_returns_leaves_nothing_pending(
+    tmp_path: Path, event_log: EventLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The OpenRoom goes in CreateRoom's write: if the room is opened and folded by the
+    directory before that write's acknowledgement is handled, the request is not left counted
+    toward the room cap."""
+    settings = settings_for(tmp_path)
+    await topics.ensure_topics(event_log, settings.partitions)
+    matchmaking, _ = build_workers(event_log, settings)
+    chained = event_log.append_chained
+    create_id = next(  # a room on another partition than its host's stream (no shared lock)
+        f"create-{n}"
+        for n in range(100)
+        if partition_for(f"room-{room_code(f'create-{n}', 0)}".encode(), settings.partitions)
+        != partition_for(b"player-p_alice", settings.partitions)
+    )
+    code = room_code(create_id, 0)
+
+    async def opened_meanwhile(
+        topic: str,
+        records: Sequence[OutgoingRecord],
+        expect: int,
+        then: Sequence[tuple[str, Sequence[OutgoingRecord]]],
+    ) -> list[Position]:
+        positions = await chained(topic, records, expect, then)
+        (opening,) = await LobbyClient(event_log)._records(
+            topics.MATCHMAKING_COMMANDS, f"room-{code}"
+        )
+        (answer,) = await matchmaking.handle_batch([CODEC.decode_command(opening)])
+        assert isinstance(answer.events[0].payload, pb.RoomOpened)
+        await matchmaking.directory.catch_up()
+        return positions
+
+    monkeypatch.setattr(event_log, "append_chained", opened_meanwhile)
+    create = pb.CreateRoom(host=player("p_alice"))
+    (created,) = await matchmaking.handle_batch(
+        [new_command("player-p_alice", create, command_id=create_id)]
+    )
+    assert created.accepted
+    await matchmaking.directory.catch_up()
+    assert list(matchmaking.directory.rooms) == [code]
+    assert matchmaking.directory.pending == set() and matchmaking.directory.open_rooms == 1
 
 
 async def test_repeated_create_room_opens_one_room(tmp_path: Path, event_log: EventLog) -> None:

@@ -2,7 +2,8 @@
 
 Commands of ``arena.commands.matchmaking`` are decided by one StreamRunner over
 ``arena.matchmaking.events`` (rooms, players and queues are its streams); the answer's
-follow-ups (OpenRoom, RetryRoomCode, StartMatch) are sent after it is in the log. MatchEnded on
+follow-ups (OpenRoom, RetryRoomCode, StartMatch) are written in the same write as its events, or,
+if that write lost a race or wrote nothing (a repeat), sent after it is in the log. MatchEnded on
 ``arena.match.events`` (read through the seam: a legacy GameEnded reads as one) becomes
 RoomMatchEnded on the room that played the match, with every seat's rank and score. The events
 a game with a ghost store files there (its ``ghosts.files``) become its ``ghosts.file`` commands.
@@ -17,7 +18,7 @@ their own stream only and do not wait for that lock.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 
 from arena_games.registry import STANDARD, UnknownGameError
@@ -30,7 +31,7 @@ from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.proto_gen.arena.v1 import match_pb2, rating_pb2
 from arena_runtime.proto_gen.arena.v1.envelope_pb2 import CommandRejected
 from arena_runtime.schemas.rating import CREDITS_PREFIX, ladder_stream
-from arena_runtime.streams import Answer, Decision, StreamRunner
+from arena_runtime.streams import Answer, Companions, Decision, StreamRunner
 from google.protobuf.message import Message
 
 from arena_matchmaking import lobby
@@ -175,32 +176,86 @@ class Matchmaking:
 
         A command that reads the directory must see what every command before it did, and the
         directory learns a decision only once it is written: so the batch is cut before each
-        such command, and each cut is read, decided and written (one append) under the
-        directory lock. The follow-ups of the whole batch go out together once it is answered.
+        such command, and each cut is read, decided and written (one append, its follow-ups
+        with it) under the directory lock. Follow-ups that could not go with their events go out
+        together once the batch is answered.
         """
         answers: list[Answer] = []
+        #: Answered commands whose follow-ups did not go with their events: sent at the end.
+        unsent: list[tuple[Command, Answer]] = []
         for segment in _segments(commands):
+            #: The CreateRoom ids the segment's companions counted as pending (see _companions).
+            noted: set[str] = set()
+            companions = self._companions(segment, noted)
             if isinstance(segment[0].payload, _NEEDS_DIRECTORY):
                 async with self._directory_decisions:
                     await self.directory.catch_up()
-                    answered = await self.runner.handle_batch(segment)
-                    for command, answer in zip(segment, answered, strict=True):
-                        if (
-                            isinstance(command.payload, pb.CreateRoom)
-                            and answer.accepted
-                            and not answer.repeated
-                        ):
-                            self.directory.note_request(command.command_id)
+                    try:
+                        answered, sent = await self.runner.handle_batch_with(segment, companions)
+                    except BaseException:
+                        self.directory.pending -= noted
+                        raise
+                    if not sent:  # not written as folded: the answers given count instead
+                        self.directory.pending -= noted
+                        for command, answer in zip(segment, answered, strict=True):
+                            if _requests_room(command, answer):
+                                self.directory.note_request(command.command_id)
             else:
-                answered = await self.runner.handle_batch(segment)
+                answered, sent = await self.runner.handle_batch_with(segment, companions)
             answers.extend(answered)
-        await self.send_all(
-            (follow_up, command.command_id, command.correlation_id)
-            for command, answer in zip(commands, answers, strict=True)
-            for follow_up in follow_ups(command, answer, self._stream_game(command.stream))
-        )
+            if not sent:
+                unsent.extend(zip(segment, answered, strict=True))
+        if unsent:
+            await self.send_all(self._follow_ups(unsent))
         self.forget_closed_rooms()
         return answers
+
+    def _follow_ups(
+        self, answered: Iterable[tuple[Command, Answer]]
+    ) -> Iterator[tuple[FollowUp, str, str]]:
+        """The follow-ups of answered commands, with their causation and correlation ids."""
+        for command, answer in answered:
+            for follow_up in follow_ups(command, answer, self._stream_game(command.stream)):
+                yield follow_up, command.command_id, command.correlation_id
+
+    def _companions(self, segment: list[Command], noted: set[str]) -> Companions:
+        """The follow-ups of a segment's answers, made on the fold and appended in the same
+        write as its events (``StreamRunner.handle_batch_with``): one write a command, not one
+        for its events and another for what they imply. A write that lost a race, or wrote
+        nothing, leaves them to :meth:`handle_batch`, which sends them after.
+
+        A CreateRoom accepted is counted in the directory's pending requests here, before the
+        write that carries its OpenRoom: counted after, its room could be opened and folded
+        before that write's acknowledgement is handled (by another instance, or by another lane
+        of this one), and the request would then stay pending for good. Its ids go to
+        ``noted``, for :meth:`handle_batch` to take back if the write does not go as folded."""
+
+        async def companions(answers: list[Answer]) -> list[tuple[str, list[OutgoingRecord]]]:
+            for command, answer in zip(segment, answers, strict=True):
+                if _requests_room(command, answer):
+                    self.directory.note_request(command.command_id)
+                    noted.add(command.command_id)
+            by_topic = self._records(self._follow_ups(zip(segment, answers, strict=True)))
+            return list(by_topic.items())
+
+        return companions
+
+    def _records(
+        self, sends: Iterable[tuple[FollowUp, str, str]]
+    ) -> dict[str, list[OutgoingRecord]]:
+        """Follow-ups (with their causation and correlation ids) as records, by topic."""
+        by_topic: dict[str, list[OutgoingRecord]] = {}
+        for follow_up, causation_id, correlation_id in sends:
+            command = new_command(
+                follow_up.stream,
+                follow_up.payload,
+                command_id=follow_up.command_id,
+                causation_id=causation_id,
+                correlation_id=correlation_id,
+                clock=self.clock,
+            )
+            by_topic.setdefault(follow_up.topic, []).append(CODEC.command_record(command))
+        return by_topic
 
     def _stream_game(self, stream: str) -> str:
         """The game of a room's or a duel's stream as folded now ("" if none)."""
@@ -365,21 +420,17 @@ class Matchmaking:
 
     async def send_all(self, sends: Iterable[tuple[FollowUp, str, str]]) -> None:
         """Send follow-ups (with their causation and correlation ids), one append per topic."""
-        by_topic: dict[str, list[OutgoingRecord]] = {}
-        for follow_up, causation_id, correlation_id in sends:
-            command = new_command(
-                follow_up.stream,
-                follow_up.payload,
-                command_id=follow_up.command_id,
-                causation_id=causation_id,
-                correlation_id=correlation_id,
-                clock=self.clock,
-            )
-            by_topic.setdefault(follow_up.topic, []).append(CODEC.command_record(command))
+        by_topic = self._records(sends)
         await asyncio.gather(*(self.log.append(t, records) for t, records in by_topic.items()))
 
     async def send(self, follow_up: FollowUp, causation_id: str, correlation_id: str) -> None:
         await self.send_all([(follow_up, causation_id, correlation_id)])
+
+
+def _requests_room(command: Command, answer: Answer) -> bool:
+    """A CreateRoom accepted now (not answered before): its room counts toward the cap until
+    it opens."""
+    return isinstance(command.payload, pb.CreateRoom) and answer.accepted and not answer.repeated
 
 
 def _closed(state: lobby.LobbyState) -> bool:
