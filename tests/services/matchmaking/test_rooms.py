@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from arena_games.maths_warriors.lobby import settings_in
 from arena_matchmaking.context import LobbyContext, Player
 from arena_matchmaking.errors import LobbyErrorCode as Code
 from arena_matchmaking.ids import match_id
 from arena_matchmaking.room_settings import default_settings
-from arena_matchmaking.rooms import Room, RoomStatus, apply_all, decide_room, initial_room
+from arena_matchmaking.rooms import (
+    Room,
+    RoomStatus,
+    _changed,
+    apply_all,
+    decide_room,
+    initial_room,
+)
 from arena_runtime.proto_gen.arena.v1 import lobby_pb2 as pb
 from arena_runtime.streams import Rejection
 from google.protobuf.message import Message
@@ -247,3 +256,16 @@ def test_presence_repeats_and_strangers() -> None:
 def test_join_refused_to_a_queued_player() -> None:
     ctx = LobbyContext(now_ms=CTX.now_ms, player_queues={GUEST.player_id: "queue-x"})
     assert refused(open_room(), pb.JoinRoom(player=GUEST.to_proto()), ctx) == Code.ALREADY_QUEUED
+
+
+def test_a_room_changed_is_the_room_replace_makes() -> None:
+    """``_changed`` stands in for ``dataclasses.replace`` on the fold's hot path: the same
+    room, and a misspelt field refused as replace refuses it."""
+    room = step(open_room(), pb.JoinRoom(player=GUEST.to_proto()))
+    changes = {"status": RoomStatus.FINISHED, "rematch_from": HOST.player_id}
+    changed = _changed(room, **changes)
+    assert changed == dataclasses.replace(room, **changes)  # type: ignore[arg-type]
+    assert vars(changed) == vars(dataclasses.replace(room, **changes))  # type: ignore[arg-type]
+    assert room.status is RoomStatus.PLAYING and not room.rematch_from
+    with pytest.raises(TypeError):
+        _changed(room, statuss=RoomStatus.FREE)
