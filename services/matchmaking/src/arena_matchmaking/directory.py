@@ -133,8 +133,11 @@ class LobbyDirectory:
                 ends = await self.log.end_offsets(self.topic)
                 self._partitions = len(ends)
             read = 0
-            for partition in sorted(set(ends) | self._trusted):
-                # A trusted partition's end is where this instance's last append landed.
+            # A trusted partition's end is where this instance's last append landed: one it
+            # has not appended to since the last catch-up has nothing to read (and this runs
+            # before every directory decision and at every poll, over every partition).
+            appended = {p for p in self._trusted if self._written.get(p)}
+            for partition in sorted(ends.keys() | appended):
                 written = self._written.get(partition, {})
                 until = ends.get(partition, max(written, default=-1) + 1)
                 read += await self._read_to(partition, until)
