@@ -88,7 +88,7 @@ class LobbyDirectory:
         self.owned: set[int] = set()
         #: Owned partitions read to their end since they were owned: their end is not asked for.
         self._trusted: set[int] = set()
-        #: This instance's appends not folded yet, by partition and offset.
+        #: This instance's appends not folded yet, by partition and offset (none: no entry).
         self._written: dict[int, dict[int, Event]] = {}
         self._partitions: int | None = None
         self._gate = SequenceGate()
@@ -136,7 +136,7 @@ class LobbyDirectory:
             # A trusted partition's end is where this instance's last append landed: one it
             # has not appended to since the last catch-up has nothing to read (and this runs
             # before every directory decision and at every poll, over every partition).
-            appended = {p for p in self._trusted if self._written.get(p)}
+            appended = self._trusted & self._written.keys()
             for partition in sorted(ends.keys() | appended):
                 written = self._written.get(partition, {})
                 until = ends.get(partition, max(written, default=-1) + 1)
@@ -165,6 +165,9 @@ class LobbyDirectory:
             self.offsets[partition] = records[-1].offset + 1
         for offset in [offset for offset in written if offset < self.offsets.get(partition, 0)]:
             del written[offset]
+        # A partition has an entry only while it has appends to fold (catch_up looks there).
+        if partition in self._written and not self._written[partition]:
+            del self._written[partition]
         return read
 
     def _observe(self, record: Record) -> None:
