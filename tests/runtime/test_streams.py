@@ -697,3 +697,19 @@ async def test_what_a_batch_is_shown_as_goes_with_its_events_unless_they_lose_a_
         for r in await all_records(log, unique_topic)
     ]
     assert sorted(told) == sorted(c for c in in_log if c[0] != "elsewhere")
+
+
+async def test_a_batch_shown_as_nothing_leaves_the_caller_nothing_to_make(
+    log: EventLog, unique_topic: str
+) -> None:
+    """Companions that make no record are written as surely as any (True): the caller, which
+    would make them again of the same answers, has nothing left to make."""
+
+    async def nothing(answers: list[Answer]) -> list[tuple[str, list[OutgoingRecord]]]:
+        return []
+
+    owner = runner(log, unique_topic)
+    answers, written = await owner.handle_batch_with([command("t-1", "a", 2)], nothing)
+    assert written and answers[0].accepted
+    answers, written = await owner.handle_batch_with([command("t-1", "b", 3)], None)
+    assert not written and answers[0].accepted

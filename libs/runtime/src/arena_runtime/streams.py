@@ -334,9 +334,9 @@ class StreamRunner(Generic[S]):
     ) -> tuple[list[Answer], bool]:
         """``handle_batch``, with what ``companions`` makes of the answers (before they are
         written: on the fold) appended in the same write as their events, only if those land
-        where the fold expects (``EventLog.append_chained``). True: they were; False (a race
-        lost, several partitions, nothing appended): they were not, and the caller makes them
-        on the answers returned.
+        where the fold expects (``EventLog.append_chained``). True: they were (or they were
+        none); False (a race lost, several partitions, nothing appended): they were not, and the
+        caller makes them on the answers returned.
         """
         answers: dict[int, Answer] = {}
         by_partition: dict[int, list[tuple[int, Command]]] = {}
@@ -469,7 +469,7 @@ class StreamRunner(Generic[S]):
                     outcome = "accepted" if answer.accepted else "rejected"
                     metrics.series(metrics.COMMANDS, self.topic, outcome).inc()
                     answers[index] = answer
-                return answers, bool(then)
+                return answers, companions is not None
             put_back()
         if positions:
             await self._catch_up(partition, max(p.offset for p in positions) + 1)
