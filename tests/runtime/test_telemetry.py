@@ -199,19 +199,24 @@ def test_a_bad_traceparent_header_starts_a_new_trace(value: bytes) -> None:
         assert span.get_span_context().is_valid  # a fresh root, not an error
 
 
-def test_json_logs_carry_the_trace_id(spans: InMemorySpanExporter) -> None:
+@pytest.fixture
+def json_logger() -> Iterator[Any]:
+    """A logger whose calls return the JSON line the service would write."""
     structlog.configure(
         processors=telemetry.log_processors("json"),
         logger_factory=structlog.ReturnLoggerFactory(),
         cache_logger_on_first_use=False,
     )
     try:
-        logger = telemetry.get_logger("arena.test")
-        with telemetry.tracer().start_as_current_span("work") as span:
-            line = json.loads(logger.info("move applied", stream="t-1"))
-        outside = json.loads(logger.warning("idle"))
+        yield telemetry.get_logger("arena.test")
     finally:
         structlog.reset_defaults()
+
+
+def test_json_logs_carry_the_trace_id(spans: InMemorySpanExporter, json_logger: Any) -> None:
+    with telemetry.tracer().start_as_current_span("work") as span:
+        line = json.loads(json_logger.info("move applied", stream="t-1"))
+    outside = json.loads(json_logger.warning("idle"))
     assert line["event"] == "move applied" and line["stream"] == "t-1"
     assert line["level"] == "info" and line["component"] == "arena.test"
     assert line["trace_id"] == telemetry.trace_id_hex(span)
@@ -378,21 +383,14 @@ def test_the_innermost_trace_is_current(monkeypatch: pytest.MonkeyPatch) -> None
     assert telemetry.trace_id_hex() == ""
 
 
-def test_json_logs_carry_a_carried_trace_id(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_json_logs_carry_a_carried_trace_id(
+    monkeypatch: pytest.MonkeyPatch, json_logger: Any
+) -> None:
     monkeypatch.setattr(telemetry, "_exporting", False)
-    structlog.configure(
-        processors=telemetry.log_processors("json"),
-        logger_factory=structlog.ReturnLoggerFactory(),
-        cache_logger_on_first_use=False,
-    )
-    try:
-        logger = telemetry.get_logger("arena.test")
-        with telemetry.carrying(telemetry.carried_of(f"00-{_TRACE}-b7ad6b7169203331-01")):
-            line = json.loads(logger.info("move applied"))
-        with telemetry.carrying(telemetry.carried_of("garbage")):
-            untraced = json.loads(logger.info("move applied"))
-    finally:
-        structlog.reset_defaults()
+    with telemetry.carrying(telemetry.carried_of(f"00-{_TRACE}-b7ad6b7169203331-01")):
+        line = json.loads(json_logger.info("move applied"))
+    with telemetry.carrying(telemetry.carried_of("garbage")):
+        untraced = json.loads(json_logger.info("move applied"))
     assert (line["trace_id"], line["span_id"]) == (_TRACE, "b7ad6b7169203331")
     assert "trace_id" not in untraced and "span_id" not in untraced
 
