@@ -464,8 +464,9 @@ async def test_one_client_message_is_one_trace_through_the_broker(
     stack: Stack, receiver: OtlpReceiver
 ) -> None:
     """A move sent to one gateway is one trace across the processes and the broker: the match
-    service decides it, rating and the projections read its events (matchmaking passes over
-    them by their type header, unread: it acts on a match's end), and both
+    service decides it, the projections read its events (matchmaking passes over them by
+    their type header and rating by their sequence and batch headers, unread: both act on a
+    match's start and end), and both
     gateways push it (each its own player). The records it wrote carry the trace in their W3C
     headers on the broker, beside CloudEvents headers that agree with their envelopes; a record
     no service can read is logged with the trace its headers carry."""
@@ -485,7 +486,6 @@ async def test_one_client_message_is_one_trace_through_the_broker(
         ("arena-gateway", "ws " + kind),
         ("arena-match", "arena.commands.match process"),
         ("arena-match", "arena.match.events publish"),
-        ("arena-rating", "arena.match.events process"),
         ("arena-projections", "arena.match.events process"),
         ("arena-gateway", "arena.match.views process"),
     }
