@@ -130,8 +130,20 @@ _OFFSET_BITS = 35
 MAX_OFFSET = (1 << _OFFSET_BITS) - 1
 
 
+_TOPIC_SHIFT = _OFFSET_BITS + MAX_PARTITIONS.bit_length() - 1  # the partition's bits above
+
+
 def record_id(topic_id: int, partition: int, offset: int) -> int:
-    return (topic_id << 47) | (partition << _OFFSET_BITS) | offset
+    return (topic_id << _TOPIC_SHIFT) | (partition << _OFFSET_BITS) | offset
+
+
+def split_record_id(packed: int) -> tuple[int, int, int]:
+    """(topic id, partition, offset) of a :func:`record_id`."""
+    return (
+        packed >> _TOPIC_SHIFT,
+        (packed >> _OFFSET_BITS) & (MAX_PARTITIONS - 1),
+        packed & MAX_OFFSET,
+    )
 
 
 def next_offset(conn: sqlite3.Connection, topic_id: int, partition: int) -> int:
@@ -812,9 +824,8 @@ class EmbeddedEventLog(EventLog):
         appends_to = self._appends_to
         topics = set()
         for last in peers.drain():
-            tid = last >> 47
-            slot = (tid, (last >> _OFFSET_BITS) & (MAX_PARTITIONS - 1))
-            end = (last & MAX_OFFSET) + 1
+            tid, partition, offset = split_record_id(last)
+            slot, end = (tid, partition), offset + 1
             if ends.get(slot, 0) < end:
                 ends[slot] = end
                 topics.add(tid)

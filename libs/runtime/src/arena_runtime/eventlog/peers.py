@@ -56,7 +56,7 @@ class Peers:
         if listen:
             self.sock.bind(self.address)
         self.sock.setblocking(False)
-        #: The other peers' addresses (read by the event loop to skip building a send).
+        #: The other listening peers' addresses (the writer skips building a send without).
         self.others: list[bytes] = []
         self._gone: set[bytes] = set()
         self._refreshed = float("-inf")
